@@ -1,0 +1,53 @@
+# dpdl-replication — `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.stamp-setup
+KERNEL := dpdl-replication
+PROFILE ?= cpu
+# Offline mirror folder with mnist.npz / cifar10.npz (CI: ../shared/data).
+DATA_MIRROR ?=
+ifneq ($(strip $(DATA_MIRROR)),)
+export DPDL_DATA_MIRROR := $(abspath $(DATA_MIRROR))
+endif
+
+.PHONY: help setup test pytest nbval figures notebooks bench report clean distclean
+
+help: ## List the targets
+	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), DATA_MIRROR=DIR"
+	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  make %-10s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## Create .venv (Python 3.11), install the package with dev extras, register the Jupyter kernel
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python ($(KERNEL))"
+	@touch $@
+
+test: pytest nbval ## Run the unit tests and every notebook under the smoke profile
+
+pytest: $(STAMP) ## Unit, oracle and statistical tests only
+	DPDL_PROGRESS=0 $(PY) -m pytest tests
+
+nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells assert their results
+	DPDL_PROGRESS=0 DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results $(PY) -m pytest --nbval-lax \
+		--nbval-kernel-name $(KERNEL) -p no:cacheprovider notebooks
+
+figures: $(STAMP) ## Run every notebook at PROFILE with papermill; write figures/ (PDF+PNG) and tables
+	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL)
+
+bench: $(STAMP) ## Engine benchmark: ratios against per-edge and naive loops -> benchmarks/results.json
+	$(PY) benchmarks/bench_engine.py --out benchmarks/results.json
+
+report: $(STAMP) ## Static HTML of the executed notebooks (after make figures) in build/report
+	$(PY) -m dpdl_core report --profile $(PROFILE)
+
+clean: ## Remove executed notebooks, smoke results and caches (keeps data/ and the venv)
+	rm -rf build .pytest_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +
+
+distclean: clean ## Also remove the venv, stored results and generated figures
+	rm -rf $(VENV) data/results figures/*.pdf figures/*.png figures/*.md figures/*.tex

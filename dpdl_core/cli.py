@@ -1,0 +1,96 @@
+"""Command line: ``python -m dpdl_core {run,bench,figures,report} --help``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["main"]
+
+
+def _cmd_run(args) -> int:
+    from .config import ConfigError, ExperimentConfig
+    from .results import ResultStore
+    from .runner import run
+
+    try:
+        cfg = ExperimentConfig.from_yaml(args.config) if args.config else ExperimentConfig()
+        cfg = cfg.with_overrides(args.set)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(cfg.to_yaml(), end="")
+        return 0
+    result = run(cfg, store=ResultStore(args.results) if args.results else None, force=args.force)
+    curves = result.curves()
+    summary = {
+        "hash": result.hash,
+        "cached": result.cached,
+        "rounds": int(curves.index.max()),
+        "final_train_loss_mean": float(curves["train_loss_mean"].dropna().iloc[-1]),
+        "final_avg_test_acc": result.final("avg_test_acc"),
+        "sigma_mean": result.meta.get("sigma_mean"),
+        "epsilon_rdp_max": result.meta.get("epsilon_rdp_max"),
+        "dataset": result.meta.get("dataset_label"),
+        "wall_seconds": round(result.meta.get("wall_seconds", 0.0), 1),
+    }
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    from .bench import main as bench_main
+
+    return bench_main(args.rest)
+
+
+def _cmd_figures(args) -> int:
+    from .pipeline import execute_notebooks
+
+    timings = execute_notebooks(args.profile, args.kernel, only=args.only or None)
+    total = sum(t for _, t in timings)
+    print(f"[figures] {len(timings)} notebooks, profile {args.profile}, {total:.0f} s in total")
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .pipeline import build_report
+
+    try:
+        print(build_report(args.profile))
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dpdl_core", description="DPDL replication package.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="train one configuration (loaded from the results store if already run)")
+    p.add_argument("config", nargs="?", help="YAML config file (default: ExperimentConfig defaults)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a field, e.g. --set epsilon=1.0 --set algo.alpha=2 (repeatable)")
+    p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
+    p.add_argument("--force", action="store_true", help="recompute even if the results store has this run")
+    p.add_argument("--print-config", action="store_true", help="print the resolved config as YAML and exit")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("bench", help="engine benchmark (see `python -m dpdl_core bench -- --help`)")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="arguments passed to the benchmark")
+    p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("figures", help="execute the notebooks with papermill at a profile")
+    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p.add_argument("--kernel", default="dpdl-replication", help="Jupyter kernel name (make setup registers it)")
+    p.add_argument("--only", nargs="*", help="notebook names (without .ipynb) to run")
+    p.set_defaults(func=_cmd_figures)
+
+    p = sub.add_parser("report", help="static HTML site of the executed notebooks")
+    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p.set_defaults(func=_cmd_report)
+
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,288 @@
+"""Experiment configuration: one frozen dataclass, YAML/dict round trips, overrides, hash.
+
+Every field is validated on construction; a bad value raises :class:`ConfigError` naming
+the field and its allowed values. Algorithm-specific options live in ``algo`` (a dict)
+and are validated by the algorithm's own ``Params`` dataclass, defaults filled in, so two
+configs that mean the same run hash the same.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import __version__
+from .data import DATASETS, PARTITION_SCHEMES
+from .models import MODELS
+from .topology import TOPOLOGIES
+
+__all__ = ["ConfigError", "ExperimentConfig", "SIGMA_RULES", "apply_overrides", "paper_preset"]
+
+SIGMA_RULES = ("rdp", "theorem1", "authors_code", "fixed")
+DEVICES = ("cpu", "cuda", "auto")
+# Fields that do not change what a run computes, so they stay out of its hash.
+_UNHASHED = ("checkpoint_every",)
+
+
+class ConfigError(ValueError):
+    """An invalid or unknown configuration field."""
+
+
+def _algorithms() -> tuple[str, ...]:
+    from .algorithms import ALGORITHMS
+
+    return tuple(sorted(ALGORITHMS))
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """One decentralized training run.
+
+    Attributes
+    ----------
+    dataset : {"mnist", "cifar10"}
+    model : str
+        A name from :data:`dpdl_core.models.MODELS`, or ``"auto"`` for the DPDL paper's
+        model of the dataset (``lenet`` / ``dpdl_cnn``).
+    algorithm : str
+        A name from :data:`dpdl_core.algorithms.ALGORITHMS`.
+    algo : dict
+        Options of the algorithm (its ``Params`` dataclass), defaults filled in.
+    topology : {"fully_connected", "bipartite", "ring"}
+    n_agents : int
+    alpha_d : float
+        Dirichlet concentration of the non-IID split.
+    partition : {"per_agent", "per_class"}
+    epsilon : float or None
+        Privacy budget; ``None`` runs the non-private algorithm (σ = 0).
+    delta : float
+        1e-5 by default (the DPDL paper does not state δ).
+    sigma_rule : {"rdp", "theorem1", "authors_code", "fixed"}
+        How σ is derived from (ε, δ); ``fixed`` uses ``sigma``.
+    sigma : float or None
+        Noise multiplier for ``sigma_rule="fixed"``.
+    rounds, batch_size : int
+    lr, momentum, clip : float
+        η, β and the clipping threshold C.
+    seed : int
+    eval_every : int
+        Rounds between test evaluations (the last round is always evaluated).
+    eval_samples : int or None
+        Test images used at each evaluation (``None``: all).
+    train_samples : int or None
+        Training images used before partitioning (``None``: all available).
+    checkpoint_every : int
+        Rounds between resumable checkpoints (0: none).
+    device : {"cpu", "cuda", "auto"}
+    """
+
+    dataset: str = "mnist"
+    model: str = "auto"
+    algorithm: str = "dpdl"
+    algo: dict = field(default_factory=dict)
+    topology: str = "bipartite"
+    n_agents: int = 10
+    alpha_d: float = 0.25
+    partition: str = "per_agent"
+    epsilon: float | None = 0.5
+    delta: float = 1e-5
+    sigma_rule: str = "rdp"
+    sigma: float | None = None
+    rounds: int = 100
+    batch_size: int = 216
+    lr: float = 0.005
+    momentum: float = 0.7
+    clip: float = 2.0
+    seed: int = 0
+    eval_every: int = 10
+    eval_samples: int | None = None
+    train_samples: int | None = None
+    checkpoint_every: int = 50
+    device: str = "cpu"
+
+    def __post_init__(self):
+        self._check_choice("dataset", sorted(DATASETS))
+        if self.model != "auto":
+            self._check_choice("model", sorted(MODELS) + ["auto"])
+        self._check_choice("algorithm", _algorithms())
+        self._check_choice("topology", TOPOLOGIES)
+        self._check_choice("partition", PARTITION_SCHEMES)
+        self._check_choice("sigma_rule", SIGMA_RULES)
+        self._check_choice("device", DEVICES)
+        for name in ("n_agents", "rounds", "batch_size", "eval_every"):
+            self._check_int(name, minimum=1)
+        self._check_int("seed", minimum=0)
+        self._check_int("checkpoint_every", minimum=0)
+        for name in ("eval_samples", "train_samples"):
+            if getattr(self, name) is not None:
+                self._check_int(name, minimum=1)
+        for name, lo, hi in (("alpha_d", 0, None), ("lr", 0, None), ("clip", 0, None), ("delta", 0, 1)):
+            self._check_float(name, lo, hi)
+        self._check_float("momentum", -1e-12, 1, inclusive_low=True)
+        if self.epsilon is not None:
+            self._check_float("epsilon", 0, None)
+        if self.sigma_rule == "fixed":
+            if self.sigma is None or not isinstance(self.sigma, (int, float)) or self.sigma < 0:
+                raise ConfigError("sigma must be a number >= 0 when sigma_rule='fixed'")
+        elif self.sigma is not None:
+            raise ConfigError(f"sigma is only used with sigma_rule='fixed' (sigma_rule={self.sigma_rule!r})")
+        if not isinstance(self.algo, dict):
+            raise ConfigError(f"algo must be a mapping of algorithm options, got {type(self.algo).__name__}")
+        from .algorithms import resolve_params
+
+        try:
+            resolved = resolve_params(self.algorithm, self.algo)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"algo: {exc}") from None
+        object.__setattr__(self, "algo", resolved)
+        if self.model == "auto":
+            from .models import default_model
+
+            object.__setattr__(self, "model", default_model(self.dataset))
+
+    # -- validation helpers -------------------------------------------------------------
+    def _check_choice(self, name: str, allowed) -> None:
+        value = getattr(self, name)
+        if value not in allowed:
+            raise ConfigError(f"{name}={value!r} is not allowed; allowed values: {list(allowed)}")
+
+    def _check_int(self, name: str, minimum: int) -> None:
+        value = getattr(self, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(f"{name}={value!r} must be an integer >= {minimum}")
+
+    def _check_float(self, name, low, high, inclusive_low=False) -> None:
+        value = getattr(self, name)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = ok and (value >= low if inclusive_low else value > low) and (high is None or value <= high)
+        if not ok:
+            rng = f"> {low}" if not inclusive_low else f">= {max(low, 0)}"
+            rng += f" and <= {high}" if high is not None else ""
+            raise ConfigError(f"{name}={value!r} must be a number {rng}")
+
+    # -- conversions ----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict of every field (JSON/YAML safe)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ExperimentConfig:
+        """Build from a mapping; unknown keys raise :class:`ConfigError` listing the known."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f"unknown config field(s) {unknown}; allowed fields: {sorted(known)}")
+        return cls(**d)
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> ExperimentConfig:
+        """From a YAML file."""
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(f"config file {path} does not exist")
+        return cls.from_yaml_text(path.read_text())
+
+    @classmethod
+    def from_yaml_text(cls, text: str) -> ExperimentConfig:
+        """From YAML text."""
+        data = yaml.safe_load(text) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"a config must be a YAML mapping, got {type(data).__name__}")
+        return cls.from_dict(data)
+
+    def with_overrides(self, overrides: list[str] | dict[str, Any]) -> ExperimentConfig:
+        """Apply ``key=value`` strings (``algo.alpha=2`` for algorithm options) or a dict."""
+        return apply_overrides(self, overrides)
+
+    def replace(self, **changes) -> ExperimentConfig:
+        return replace(self, **changes)
+
+    # -- identity -------------------------------------------------------------------------
+    def canonical_json(self) -> str:
+        """Canonical JSON of the hashed fields plus the package version."""
+        d = {k: v for k, v in self.to_dict().items() if k not in _UNHASHED}
+        return json.dumps({"config": d, "version": __version__}, sort_keys=True, separators=(",", ":"))
+
+    @property
+    def hash(self) -> str:
+        """Stable 16-hex-digit content hash identifying the run."""
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+
+
+def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]) -> ExperimentConfig:
+    """Return ``cfg`` with overrides applied.
+
+    Parameters
+    ----------
+    overrides : list of "key=value" or dict
+        Values are parsed as YAML scalars (``0.5``, ``null``, ``true``); ``algo.NAME``
+        sets an algorithm option.
+    """
+    if isinstance(overrides, dict):
+        items = list(overrides.items())
+    else:
+        items = []
+        for s in overrides:
+            if "=" not in s:
+                raise ConfigError(f"override {s!r} must look like key=value (e.g. epsilon=0.5)")
+            k, v = s.split("=", 1)
+            items.append((k.strip(), yaml.safe_load(v)))
+    d = cfg.to_dict()
+    algo = dict(d["algo"])
+    algo_changed = False
+    for k, v in items:
+        if k.startswith("algo."):
+            algo[k[5:]] = v
+            algo_changed = True
+        else:
+            if k == "algorithm" and v != cfg.algorithm:
+                algo = {}  # options of another algorithm do not carry over
+                algo_changed = True
+            d[k] = v
+    d["algo"] = algo if algo_changed else d["algo"]
+    return ExperimentConfig.from_dict(d)
+
+
+# The DPDL paper's hyper-parameters (§VI-A).
+_PAPER = {
+    "mnist": {"lr": 0.005, "clip": 2.0, "epsilons": (0.25, 0.5, 1.0)},
+    "cifar10": {"lr": 0.03, "clip": 3.0, "epsilons": (2.0, 4.0, 8.0)},
+}
+
+
+def paper_preset(dataset: str, topology: str = "bipartite", **changes) -> ExperimentConfig:
+    """A config with the DPDL paper's §VI-A settings for ``dataset`` and ``topology``.
+
+    MNIST: η = 0.005, C = 2; CIFAR-10: η = 0.03, C = 3; B = 216 and β = 0.7 for both;
+    DPDL's α = 1.5 on bipartite and fully connected graphs, 2 on rings (``algo.alpha``
+    left ``None`` picks it from the topology at run time). ε defaults to the middle of the paper's grid.
+    """
+    if dataset not in _PAPER:
+        raise ConfigError(f"dataset={dataset!r} has no paper preset; allowed values: {sorted(_PAPER)}")
+    p = _PAPER[dataset]
+    base = {
+        "dataset": dataset,
+        "topology": topology,
+        "lr": p["lr"],
+        "clip": p["clip"],
+        "batch_size": 216,
+        "momentum": 0.7,
+        "epsilon": p["epsilons"][1],
+    }
+    base.update(changes)
+    return ExperimentConfig.from_dict(base)
+
+
+def paper_epsilons(dataset: str) -> tuple[float, ...]:
+    """The ε grid of the DPDL paper for a dataset."""
+    return _PAPER[dataset]["epsilons"]

@@ -1,0 +1,402 @@
+"""Datasets, normalization, non-IID partitions and validation splits.
+
+Acquisition order for a dataset ``name`` (``mnist`` or ``cifar10``):
+
+1. the local cache ``<data_dir>/<name>.npz`` (written after a first download);
+2. an offline mirror directory holding ``<name>.npz`` (argument ``mirror``, or the
+   environment variable ``DPDL_DATA_MIRROR``; ``make DATA_MIRROR=...`` sets it);
+3. torchvision's ``download=True`` into ``<data_dir>/torchvision``, converted once to the
+   npz cache.
+
+All npz files follow one schema (see ``data/README.md``): ``x_train``/``x_test`` uint8
+(``(n, 28, 28)`` or ``(n, 32, 32, 3)`` HWC), ``y_train``/``y_test`` int64, and ``meta``, a
+JSON string with ``name``, ``subset``, ``n_train``, ``n_test`` and ``note``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+__all__ = [
+    "DATASETS",
+    "DataUnavailableError",
+    "Dataset",
+    "DatasetSpec",
+    "default_data_dir",
+    "describe",
+    "dirichlet_partition",
+    "label_counts",
+    "load_dataset",
+    "mean_label_entropy",
+    "read_npz",
+    "validation_split",
+    "write_npz",
+]
+
+MIRROR_ENV = "DPDL_DATA_MIRROR"
+DATA_DIR_ENV = "DPDL_DATA_DIR"
+NPZ_KEYS = ("x_train", "y_train", "x_test", "y_test", "meta")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Static facts about a dataset: image shape, normalization, full sizes."""
+
+    name: str
+    pretty: str
+    shape: tuple[int, ...]  # stored layout of one image (HW or HWC)
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+    full_train: int
+    full_test: int
+    n_classes: int = 10
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    "mnist": DatasetSpec("mnist", "MNIST", (28, 28), (0.1307,), (0.3081,), 60_000, 10_000),
+    # CIFAR-10 per-channel statistics of the 50,000 training images (the true std, not the
+    # often-copied 0.2023/0.1994/0.2010, which is a std of per-image means).
+    "cifar10": DatasetSpec(
+        "cifar10",
+        "CIFAR-10",
+        (32, 32, 3),
+        (0.4914, 0.4822, 0.4465),
+        (0.2470, 0.2435, 0.2616),
+        50_000,
+        10_000,
+    ),
+}
+
+
+class DataUnavailableError(RuntimeError):
+    """Raised when a dataset is in no cache, no mirror, and cannot be downloaded."""
+
+
+@dataclass
+class Dataset:
+    """A normalized dataset in memory (NCHW float32 tensors) plus its provenance.
+
+    Attributes
+    ----------
+    x_train, x_test : torch.Tensor
+        Normalized images, shape ``(n, C, H, W)``.
+    y_train, y_test : torch.Tensor
+        int64 labels.
+    meta : dict
+        ``name``, ``subset``, ``n_train``, ``n_test``, ``note`` and ``source`` (the file read).
+    """
+
+    spec: DatasetSpec
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """Human label for figure captions, e.g. ``MNIST subset, 17,435 train images``."""
+        return describe(self.meta)
+
+
+def describe(meta: dict) -> str:
+    """Caption text naming the data that actually ran (subset or full, train size)."""
+    pretty = DATASETS[meta["name"]].pretty if meta.get("name") in DATASETS else meta.get("name")
+    kind = "subset" if meta.get("subset") else "full"
+    return f"{pretty} {kind}, {int(meta['n_train']):,} train images"
+
+
+def default_data_dir() -> Path:
+    """``$DPDL_DATA_DIR`` or the repository's ``data/`` folder."""
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1] / "data"
+
+
+def _check_name(name: str) -> DatasetSpec:
+    if name not in DATASETS:
+        raise ValueError(f"dataset={name!r} is not known; allowed values: {sorted(DATASETS)}")
+    return DATASETS[name]
+
+
+def read_npz(path: Path | str, name: str) -> tuple[dict[str, np.ndarray], dict]:
+    """Read and validate an npz file of the package schema.
+
+    Raises
+    ------
+    ValueError
+        If a key is missing or an array has the wrong dtype or shape.
+    """
+    spec = _check_name(name)
+    with np.load(path, allow_pickle=False) as z:
+        missing = [k for k in NPZ_KEYS if k not in z.files]
+        if missing:
+            raise ValueError(f"{path}: missing keys {missing}; expected {list(NPZ_KEYS)}")
+        arrays = {k: z[k] for k in NPZ_KEYS if k != "meta"}
+        meta = json.loads(str(z["meta"]))
+    for split in ("train", "test"):
+        x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
+        if x.dtype != np.uint8 or tuple(x.shape[1:]) != spec.shape:
+            raise ValueError(
+                f"{path}: x_{split} must be uint8 of shape (n, {', '.join(map(str, spec.shape))}),"
+                f" got {x.dtype} {x.shape}"
+            )
+        if y.shape != (x.shape[0],):
+            raise ValueError(f"{path}: y_{split} has shape {y.shape}, expected ({x.shape[0]},)")
+        arrays[f"y_{split}"] = y.astype(np.int64)
+    return arrays, meta
+
+
+def write_npz(path: Path | str, arrays: dict[str, np.ndarray], meta: dict) -> None:
+    """Write an npz of the package schema atomically (temp file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **{k: arrays[k] for k in NPZ_KEYS if k != "meta"}, meta=json.dumps(meta))
+    os.replace(tmp, path)
+
+
+def _download_torchvision(spec: DatasetSpec, data_dir: Path) -> tuple[dict[str, np.ndarray], dict]:
+    """Fetch the full dataset with torchvision and convert it to the npz schema."""
+    import torchvision.datasets as tvd
+
+    root = data_dir / "torchvision"
+    cls = {"mnist": tvd.MNIST, "cifar10": tvd.CIFAR10}[spec.name]
+    parts = {}
+    for split, train in (("train", True), ("test", False)):
+        ds = cls(root=str(root), train=train, download=True)
+        x = ds.data.numpy() if isinstance(ds.data, torch.Tensor) else np.asarray(ds.data)
+        parts[f"x_{split}"] = x.astype(np.uint8)
+        parts[f"y_{split}"] = np.asarray(ds.targets, dtype=np.int64)
+    meta = {
+        "name": spec.name,
+        "subset": False,
+        "n_train": int(parts["x_train"].shape[0]),
+        "n_test": int(parts["x_test"].shape[0]),
+        "note": "downloaded with torchvision",
+    }
+    return parts, meta
+
+
+def _locate(name: str, data_dir: Path, mirror: Path | None, download: bool):
+    spec = _check_name(name)
+    cache = data_dir / f"{name}.npz"
+    if cache.exists():
+        return (*read_npz(cache, name), str(cache))
+    if mirror is not None:
+        candidate = Path(mirror) / f"{name}.npz"
+        if candidate.exists():
+            return (*read_npz(candidate, name), str(candidate))
+    tried = [f"cache {cache} (absent)"]
+    if mirror is not None:
+        tried.append(f"mirror {Path(mirror) / f'{name}.npz'} (absent)")
+    else:
+        tried.append(f"mirror (none given: ${MIRROR_ENV} unset)")
+    if download:
+        try:
+            arrays, meta = _download_torchvision(spec, data_dir)
+        except Exception as exc:  # any network/IO failure ends in the one clear message
+            tried.append(f"torchvision download ({type(exc).__name__}: {exc})")
+        else:
+            write_npz(cache, arrays, meta)
+            return arrays, meta, str(cache)
+    else:
+        tried.append("torchvision download (disabled)")
+    raise DataUnavailableError(
+        f"{spec.pretty} is not available. Tried: " + "; ".join(tried) + ". "
+        f"To fix: connect to the internet once (the full dataset is then cached as {cache}), "
+        f"or point ${MIRROR_ENV} (make DATA_MIRROR=DIR) at a folder holding {name}.npz "
+        "in the schema of data/README.md."
+    )
+
+
+def load_dataset(
+    name: str,
+    *,
+    data_dir: Path | str | None = None,
+    mirror: Path | str | None = None,
+    download: bool = True,
+) -> Dataset:
+    """Load a dataset, normalized, as NCHW float tensors.
+
+    Parameters
+    ----------
+    name : {"mnist", "cifar10"}
+    data_dir : path, optional
+        Cache folder (default :func:`default_data_dir`).
+    mirror : path, optional
+        Offline mirror folder; defaults to ``$DPDL_DATA_MIRROR``.
+    download : bool
+        Try torchvision's download when neither cache nor mirror has the file.
+
+    Raises
+    ------
+    DataUnavailableError
+        With the places tried and how to get the data.
+    """
+    spec = _check_name(name)
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    if mirror is None and os.environ.get(MIRROR_ENV):
+        mirror = Path(os.environ[MIRROR_ENV])
+    arrays, meta, source = _locate(name, data_dir, Path(mirror) if mirror else None, download)
+    meta = {**meta, "source": source}
+    meta.setdefault("n_train", int(arrays["x_train"].shape[0]))
+    meta.setdefault("n_test", int(arrays["x_test"].shape[0]))
+    return Dataset(
+        spec=spec,
+        x_train=normalize(arrays["x_train"], spec),
+        y_train=torch.from_numpy(arrays["y_train"]),
+        x_test=normalize(arrays["x_test"], spec),
+        y_test=torch.from_numpy(arrays["y_test"]),
+        meta=meta,
+    )
+
+
+def normalize(x: np.ndarray, spec: DatasetSpec) -> torch.Tensor:
+    """uint8 HW/HWC images to normalized float32 NCHW: ``(x/255 - mean) / std``."""
+    t = torch.from_numpy(np.ascontiguousarray(x)).float().div_(255.0)
+    t = t.unsqueeze(1) if t.ndim == 3 else t.permute(0, 3, 1, 2).contiguous()
+    mean = torch.tensor(spec.mean).view(1, -1, 1, 1)
+    std = torch.tensor(spec.std).view(1, -1, 1, 1)
+    return (t - mean) / std
+
+
+def denormalize(x: torch.Tensor, spec: DatasetSpec) -> torch.Tensor:
+    """Inverse of :func:`normalize` (to [0, 1] pixel scale, not clamped)."""
+    mean = torch.tensor(spec.mean, device=x.device).view(1, -1, 1, 1)
+    std = torch.tensor(spec.std, device=x.device).view(1, -1, 1, 1)
+    return x * std + mean
+
+
+PARTITION_SCHEMES = ("per_agent", "per_class")
+
+
+def dirichlet_partition(
+    labels: np.ndarray | torch.Tensor,
+    n_agents: int,
+    alpha: float,
+    *,
+    seed: int,
+    scheme: str = "per_agent",
+    min_size: int = 10,
+    max_tries: int = 1000,
+) -> list[np.ndarray]:
+    """Split sample indices across agents with Dirichlet label skew.
+
+    Parameters
+    ----------
+    labels : array of int
+        Class index of every training sample.
+    n_agents : int
+    alpha : float
+        Dirichlet concentration α_d (> 0); smaller means more skewed.
+    seed : int
+    scheme : {"per_agent", "per_class"}
+        ``per_agent`` (the DPDL authors' released code): agent i draws class proportions
+        p_i ~ Dir(α·1) and receives ⌊n/N⌋ samples drawn without replacement with those
+        proportions (a class that runs out is replaced by the agent's other classes in
+        proportion to p_i), so agents are of equal size. ``per_class`` (FedLab/Flower): the
+        samples of each class are split across agents by q_c ~ Dir(α·1), redrawn until
+        every agent has at least ``min_size`` samples.
+    min_size : int
+        Smallest agent allowed under ``per_class``.
+
+    Returns
+    -------
+    list of np.ndarray
+        Disjoint, sorted index arrays, one per agent, none empty.
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    if scheme not in PARTITION_SCHEMES:
+        raise ValueError(f"scheme={scheme!r} is not known; allowed values: {list(PARTITION_SCHEMES)}")
+    if not alpha > 0:
+        raise ValueError(f"alpha={alpha!r} must be > 0")
+    if not 1 <= n_agents <= len(labels):
+        raise ValueError(f"n_agents={n_agents} must be between 1 and the {len(labels)} samples")
+    rng = np.random.default_rng(seed)
+    classes = np.unique(labels)
+    pools = {c: rng.permutation(np.flatnonzero(labels == c)) for c in classes}
+    if scheme == "per_agent":
+        parts = _per_agent(pools, classes, n_agents, alpha, len(labels) // n_agents, rng)
+    else:
+        parts = _per_class(pools, classes, n_agents, alpha, min_size, max_tries, rng)
+    return [np.sort(p) for p in parts]
+
+
+def _per_agent(pools, classes, n_agents, alpha, size, rng) -> list[np.ndarray]:
+    left = {c: list(p) for c, p in pools.items()}
+    parts = []
+    for _ in range(n_agents):
+        p = rng.dirichlet(np.full(len(classes), alpha))
+        want = rng.multinomial(size, p)
+        take = []
+        deficit = 0
+        for k, c in enumerate(classes):
+            n = min(want[k], len(left[c]))
+            deficit += want[k] - n
+            take.extend(left[c][:n])
+            del left[c][:n]
+        while deficit > 0:  # redistribute over classes that still have samples, by p
+            avail = np.array([len(left[c]) for c in classes])
+            w = np.where(avail > 0, p + 1e-12, 0.0)
+            k = rng.choice(len(classes), p=w / w.sum())
+            take.append(left[classes[k]].pop(0))
+            deficit -= 1
+        parts.append(np.array(take, dtype=np.int64))
+    return parts
+
+
+def _per_class(pools, classes, n_agents, alpha, min_size, max_tries, rng) -> list[np.ndarray]:
+    n_total = sum(len(p) for p in pools.values())
+    min_size = min(min_size, n_total // n_agents)
+    for _ in range(max_tries):
+        buckets: list[list[int]] = [[] for _ in range(n_agents)]
+        for c in classes:
+            q = rng.dirichlet(np.full(n_agents, alpha))
+            cuts = (np.cumsum(q) * len(pools[c])).astype(int)[:-1]
+            for a, chunk in enumerate(np.split(pools[c], cuts)):
+                buckets[a].extend(chunk.tolist())
+        if min(len(b) for b in buckets) >= max(min_size, 1):
+            return [np.array(b, dtype=np.int64) for b in buckets]
+    raise RuntimeError(
+        f"per_class partition left an agent with fewer than {min_size} samples after "
+        f"{max_tries} draws; use fewer agents, a larger alpha, or scheme='per_agent'"
+    )
+
+
+def label_counts(labels, parts: list[np.ndarray], n_classes: int = 10) -> pd.DataFrame:
+    """Agents × classes table of sample counts (index ``agent``, columns 0..n_classes-1)."""
+    labels = np.asarray(labels)
+    rows = [np.bincount(labels[p], minlength=n_classes) for p in parts]
+    df = pd.DataFrame(rows, columns=list(range(n_classes)))
+    df.index.name = "agent"
+    return df
+
+
+def mean_label_entropy(counts: pd.DataFrame) -> float:
+    """Mean over agents of the Shannon entropy (nats) of the agent's label distribution."""
+    p = counts.to_numpy(dtype=float)
+    p = p / p.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
+    return float(h.mean())
+
+
+def validation_split(n_test: int, n_val: int = 2000, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random validation/test split of the test set (PDSL's validation set Q).
+
+    Returns
+    -------
+    (val_idx, test_idx) : sorted disjoint index arrays covering ``range(n_test)``.
+    """
+    if not 0 < n_val < n_test:
+        raise ValueError(f"n_val={n_val} must be between 1 and n_test-1={n_test - 1}")
+    perm = np.random.default_rng(seed).permutation(n_test)
+    return np.sort(perm[:n_val]), np.sort(perm[n_val:])

@@ -1,0 +1,195 @@
+"""The vectorized DP engine shared by every algorithm.
+
+All N agents' parameters live in one flat tensor ``X`` of shape ``(N, P)`` (momentum and
+other per-agent state likewise). The model is applied functionally
+(``torch.func.functional_call``) to views of rows of ``X``; there are no per-agent module
+copies and no Python loop over samples.
+
+The central primitive is :meth:`Engine.clipped_sums`: for E (model, batch) pairs at once
+— e.g. every directed edge (i, j) of the graph, model x_i on agent j's batch — it returns
+the sum over the batch of per-sample gradients clipped to C (eq. 9/12 of the DPDL paper:
+g·min{1, C/‖g‖}), and the per-sample losses. Work is split into chunks of edges so the
+per-sample gradients of one chunk stay within a memory budget.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+__all__ = ["Engine", "ParamLayout", "gossip", "gaussian_noise", "consensus_distance"]
+
+
+@dataclass(frozen=True)
+class ParamLayout:
+    """Where each named parameter sits in the flat vector of length P."""
+
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    offsets: tuple[int, ...]
+
+    @classmethod
+    def from_module(cls, module: nn.Module) -> ParamLayout:
+        names, shapes, offsets, off = [], [], [], 0
+        for n, p in module.named_parameters():
+            names.append(n)
+            shapes.append(tuple(p.shape))
+            offsets.append(off)
+            off += p.numel()
+        return cls(tuple(names), tuple(shapes), tuple(offsets))
+
+    @property
+    def numels(self) -> tuple[int, ...]:
+        return tuple(math.prod(s) for s in self.shapes)
+
+    @property
+    def size(self) -> int:
+        """P, the number of scalars."""
+        return self.offsets[-1] + self.numels[-1]
+
+    def unflatten(self, flat: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Views ``{name: (..., *shape)}`` of a ``(..., P)`` tensor."""
+        lead = flat.shape[:-1]
+        return {
+            n: flat[..., o : o + k].view(*lead, *s)
+            for n, s, o, k in zip(self.names, self.shapes, self.offsets, self.numels)
+        }
+
+    def flatten(self, tensors: dict[str, torch.Tensor], n_lead: int) -> torch.Tensor:
+        """Concatenate ``{name: (*lead, *shape)}`` into ``(*lead, P)``."""
+        return torch.cat([tensors[n].flatten(n_lead) for n in self.names], dim=-1)
+
+    def segment_ids(self, device=None) -> torch.Tensor:
+        """Index of the parameter tensor each of the P scalars belongs to."""
+        return torch.repeat_interleave(
+            torch.arange(len(self.names), device=device), torch.tensor(self.numels, device=device)
+        )
+
+
+def gossip(W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """One gossip step: row i becomes Σ_j w_ij X_j."""
+    return W @ X
+
+
+def gaussian_noise(shape, std: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """N(0, std_e²) noise of ``shape`` (E, P); ``std`` has one entry per row."""
+    z = torch.randn(shape, generator=generator, device=std.device, dtype=std.dtype)
+    return z * std.view(-1, *([1] * (len(shape) - 1)))
+
+
+def consensus_distance(X: torch.Tensor) -> torch.Tensor:
+    """(1/N) Σ_i ‖x_i − x̄‖²."""
+    return (X - X.mean(0, keepdim=True)).pow(2).sum(1).mean()
+
+
+class Engine:
+    """Functional model plus the batched gradient and evaluation primitives.
+
+    Parameters
+    ----------
+    module : nn.Module
+        A template instance; its parameters give the layout and the initial values.
+    device : torch.device
+    memory_mb : float
+        Budget for one chunk's per-sample gradients (E_chunk·B·P floats).
+    """
+
+    def __init__(self, module: nn.Module, device: torch.device | str = "cpu", memory_mb: float = 16.0):
+        self.device = torch.device(device)
+        self.module = module.to(self.device)
+        self.layout = ParamLayout.from_module(module)
+        self.memory_mb = memory_mb
+        for p in self.module.parameters():
+            p.requires_grad_(False)
+
+        def unit_loss(params, xu, yu):
+            loss = F.cross_entropy(functional_call(self.module, params, (xu,)), yu)
+            return loss, loss.detach()
+
+        per_unit = vmap(grad(unit_loss, has_aux=True), in_dims=(None, 0, 0))
+        self._per_edge_unit_grads = vmap(per_unit, in_dims=(0, 0, 0))
+        self._per_edge_batch_grad = vmap(grad(unit_loss, has_aux=True), in_dims=(0, 0, 0))
+
+        def forward(params, x):
+            return functional_call(self.module, params, (x,))
+
+        self._per_agent_forward = vmap(forward, in_dims=(0, None))
+
+    @property
+    def P(self) -> int:
+        return self.layout.size
+
+    def initial_params(self, n_agents: int) -> torch.Tensor:
+        """``(N, P)``: every agent starts from the template's parameters (x_0^i = x_0)."""
+        flat = torch.cat([p.detach().reshape(-1) for p in self.module.parameters()]).to(self.device)
+        return flat.unsqueeze(0).repeat(n_agents, 1).contiguous()
+
+    def _chunk(self, B: int) -> int:
+        return max(1, int(self.memory_mb * 2**20 // (4 * B * self.P)))
+
+    def clipped_sums(
+        self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor, clip: float, unit: int = 1
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Σ over each batch of clipped per-unit gradients, for E (model, batch) pairs.
+
+        Parameters
+        ----------
+        X : (E, P)
+            The model of each pair.
+        xb : (E, B, C, H, W), yb : (E, B)
+            The batch of each pair.
+        clip : float
+            C; each unit's gradient g becomes g·min{1, C/‖g‖}.
+        unit : int
+            Samples per clipping unit: 1 is per-sample clipping (the paper); m > 1 clips
+            the mean gradient of each group of m consecutive samples (the authors'
+            micro-batches). B must be a multiple of ``unit``.
+
+        Returns
+        -------
+        sums : (E, P)
+            Σ_u ĝ_u over the B/unit units.
+        losses : (E, B/unit)
+            Mean loss of each unit at the pair's model.
+        """
+        E, B = yb.shape
+        if B % unit:
+            raise ValueError(f"batch size {B} is not a multiple of the clipping unit {unit}")
+        U = B // unit
+        xu = xb.reshape(E, U, unit, *xb.shape[2:])
+        yu = yb.reshape(E, U, unit)
+        step = self._chunk(B)
+        sums = torch.empty(E, self.P, device=self.device)
+        losses = torch.empty(E, U, device=self.device)
+        for s in range(0, E, step):
+            params = self.layout.unflatten(X[s : s + step])
+            g, loss = self._per_edge_unit_grads(params, xu[s : s + step], yu[s : s + step])
+            flat = self.layout.flatten(g, n_lead=2)  # (e, U, P)
+            norms = flat.norm(dim=-1)
+            factor = torch.clamp(clip / (norms + 1e-12), max=1.0)
+            sums[s : s + step] = torch.einsum("eu,eup->ep", factor, flat)
+            losses[s : s + step] = loss
+        return sums, losses
+
+    def batch_gradients(self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Plain mean-loss gradient of each pair (no per-sample work): ``(E, P)``, ``(E,)``."""
+        g, loss = self._per_edge_batch_grad(self.layout.unflatten(X), xb, yb)
+        return self.layout.flatten(g, n_lead=1), loss
+
+    @torch.no_grad()
+    def evaluate(self, X: torch.Tensor, x: torch.Tensor, y: torch.Tensor, batch: int = 2000) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean cross-entropy and accuracy of each of the M models in ``X`` (M, P)."""
+        params = self.layout.unflatten(X)
+        M = X.shape[0]
+        loss = torch.zeros(M, device=self.device)
+        correct = torch.zeros(M, device=self.device)
+        for s in range(0, len(y), batch):
+            xs, ys = x[s : s + batch].to(self.device), y[s : s + batch].to(self.device)
+            logits = self._per_agent_forward(params, xs)  # (M, b, classes)
+            loss += F.cross_entropy(logits.flatten(0, 1), ys.repeat(M), reduction="none").view(M, -1).sum(1)
+            correct += (logits.argmax(-1) == ys).sum(1)
+        return loss / len(y), correct / len(y)

@@ -1,0 +1,129 @@
+"""The papers' models. ReLU everywhere, no BatchNorm (per-sample DP needs per-sample
+independence), no dropout (a deterministic functional forward for vmap).
+
+Exact widths (where a paper leaves them open, the choice and reason are given):
+
+``lenet`` (DPDL, MNIST)
+    conv 1→6 5×5, ReLU, max-pool 2 (28→24→12); conv 6→16 5×5, ReLU, max-pool 2 (12→8→4);
+    FC 256→10. 5,142 parameters. The paper names exactly these kernels and one FC layer.
+``dpdl_cnn`` (DPDL, CIFAR-10)
+    conv 3→16 3×3, ReLU, pool (32→30→15); conv 16→32 3×3, ReLU, pool (15→13→6); FC 1152→10.
+    16,618 parameters. The paper gives kernels 3×3×3 and 16×3×3, so conv1 has 16 outputs;
+    conv2's output width is unstated: 32 doubles the channels as the pooling halves the
+    resolution, the usual CNN convention. No padding, as in the LeNet above.
+``pdsl_mnist`` (PDSL, MNIST)
+    conv 1→16 3×3, ReLU, pool (28→26→13); conv 16→32 3×3, ReLU, pool (13→11→5); FC 800→10.
+    Widths unstated in the paper; 16/32 as above.
+``pdsl_cifar`` (PDSL, CIFAR-10)
+    conv 3→16 5×5, ReLU, pool (32→28→14); conv 16→32 5×5, ReLU, pool (14→10→5);
+    FC 800→128, ReLU; FC 128→10. Widths unstated; 16/32/128.
+``leasgd_mlp`` (LEASGD, MNIST)
+    FC 784→256, ReLU; FC 256→128, ReLU; FC 128→10 (three layers; widths unstated).
+``leasgd_cnn`` (LEASGD, CIFAR-10)
+    conv 3→32 5×5 pad 2, ReLU, pool (32→16); conv 32→64 5×5 pad 2, ReLU, pool (16→8);
+    FC 4096→10 (three layers; widths unstated).
+``logreg``
+    Multinomial logistic regression: flatten, FC d→10.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = ["MODELS", "build_model", "count_parameters", "default_model"]
+
+
+def _conv_block(cin: int, cout: int, k: int, pad: int = 0) -> list[nn.Module]:
+    return [nn.Conv2d(cin, cout, k, padding=pad), nn.ReLU(), nn.MaxPool2d(2)]
+
+
+def lenet(in_shape) -> nn.Module:
+    c, h, _ = in_shape
+    side = ((h - 4) // 2 - 4) // 2
+    return nn.Sequential(*_conv_block(c, 6, 5), *_conv_block(6, 16, 5), nn.Flatten(), nn.Linear(16 * side * side, 10))
+
+
+def dpdl_cnn(in_shape) -> nn.Module:
+    c, h, _ = in_shape
+    side = ((h - 2) // 2 - 2) // 2
+    return nn.Sequential(*_conv_block(c, 16, 3), *_conv_block(16, 32, 3), nn.Flatten(), nn.Linear(32 * side * side, 10))
+
+
+def pdsl_mnist(in_shape) -> nn.Module:
+    c, h, _ = in_shape
+    side = ((h - 2) // 2 - 2) // 2
+    return nn.Sequential(*_conv_block(c, 16, 3), *_conv_block(16, 32, 3), nn.Flatten(), nn.Linear(32 * side * side, 10))
+
+
+def pdsl_cifar(in_shape) -> nn.Module:
+    c, h, _ = in_shape
+    side = ((h - 4) // 2 - 4) // 2
+    return nn.Sequential(
+        *_conv_block(c, 16, 5),
+        *_conv_block(16, 32, 5),
+        nn.Flatten(),
+        nn.Linear(32 * side * side, 128),
+        nn.ReLU(),
+        nn.Linear(128, 10),
+    )
+
+
+def leasgd_mlp(in_shape) -> nn.Module:
+    d = math.prod(in_shape)
+    return nn.Sequential(nn.Flatten(), nn.Linear(d, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def leasgd_cnn(in_shape) -> nn.Module:
+    c, h, _ = in_shape
+    return nn.Sequential(
+        *_conv_block(c, 32, 5, pad=2), *_conv_block(32, 64, 5, pad=2), nn.Flatten(), nn.Linear(64 * (h // 4) ** 2, 10)
+    )
+
+
+def logreg(in_shape) -> nn.Module:
+    return nn.Sequential(nn.Flatten(), nn.Linear(math.prod(in_shape), 10))
+
+
+MODELS = {
+    "lenet": lenet,
+    "dpdl_cnn": dpdl_cnn,
+    "pdsl_mnist": pdsl_mnist,
+    "pdsl_cifar": pdsl_cifar,
+    "leasgd_mlp": leasgd_mlp,
+    "leasgd_cnn": leasgd_cnn,
+    "logreg": logreg,
+}
+
+INPUT_SHAPES = {"mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
+DEFAULT_MODELS = {"mnist": "lenet", "cifar10": "dpdl_cnn"}
+
+
+def default_model(dataset: str) -> str:
+    """The DPDL paper's model for a dataset."""
+    return DEFAULT_MODELS[dataset]
+
+
+def build_model(name: str, dataset: str = "mnist", *, seed: int | None = None) -> nn.Module:
+    """Instantiate model ``name`` for ``dataset``'s input shape.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Seeds the initialization through a private generator (global RNG untouched).
+    """
+    if name not in MODELS:
+        raise ValueError(f"model={name!r} is not known; allowed values: {sorted(MODELS)}")
+    if dataset not in INPUT_SHAPES:
+        raise ValueError(f"dataset={dataset!r} is not known; allowed values: {sorted(INPUT_SHAPES)}")
+    if seed is None:
+        return MODELS[name](INPUT_SHAPES[dataset])
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return MODELS[name](INPUT_SHAPES[dataset])
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable scalars."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -1,0 +1,309 @@
+"""``run(config) -> RunResult``: one decentralized training run, stored and resumable.
+
+A run is identified by its config hash. If the results store already holds it, it is
+loaded, not recomputed. While running, a checkpoint (algorithm state, generator states,
+history so far) is written every ``checkpoint_every`` rounds; a rerun of the same config
+continues from it, so an interrupted run loses at most those rounds and duplicates none.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .algorithms import get_algorithm
+from .algorithms.base import RunContext
+from .config import ExperimentConfig
+from .data import Dataset, describe, dirichlet_partition, load_dataset
+from .engine import Engine, consensus_distance
+from .models import build_model
+from .privacy import calibrate
+from .results import ResultStore, atomic_write_bytes
+from .seeding import derive_seed, make_rngs
+from .topology import make_topology
+
+__all__ = ["RunResult", "run", "prepare"]
+
+PROGRESS_ENV = "DPDL_PROGRESS"
+
+
+@dataclass
+class RunResult:
+    """A finished run.
+
+    Attributes
+    ----------
+    config : ExperimentConfig
+    history : pd.DataFrame
+        Long format ``round, agent, metric, value``; ``agent = -1`` for network-wide
+        metrics (``train_loss_mean/min/max``, ``avg_test_acc``, ``avg_test_loss``,
+        ``consensus``); per agent ``train_loss``, ``test_acc``, ``test_loss``.
+    meta : dict
+        σ report, dataset provenance, wall time, divergence flag.
+    cached : bool
+        True when loaded from the store rather than computed.
+    """
+
+    config: ExperimentConfig
+    history: pd.DataFrame
+    meta: dict = field(default_factory=dict)
+    cached: bool = False
+
+    @property
+    def hash(self) -> str:
+        return self.config.hash
+
+    def curves(self) -> pd.DataFrame:
+        """Wide per-round table: one column per network-wide metric."""
+        net = self.history[self.history["agent"] == -1]
+        return net.pivot_table(index="round", columns="metric", values="value")
+
+    def final(self, metric: str = "avg_test_acc") -> float:
+        rows = self.history[(self.history["metric"] == metric) & (self.history["agent"] == -1)]
+        return float(rows.sort_values("round")["value"].iloc[-1])
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device='cuda' but torch sees no CUDA device; use device=cpu or device=auto")
+    return torch.device(name)
+
+
+@functools.lru_cache(maxsize=4)
+def _dataset(name: str) -> Dataset:
+    return load_dataset(name)
+
+
+@dataclass
+class Prepared:
+    """Everything a run builds before its first round (also used by benchmarks/notebooks)."""
+
+    config: ExperimentConfig
+    data: Dataset
+    parts: list
+    engine: Engine
+    ctx: RunContext
+    algorithm: object
+    sigma_report: object
+    index: torch.Tensor  # (N, max_n) global indices, padded
+    sizes: torch.Tensor  # (N,)
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_eval: torch.Tensor
+    y_eval: torch.Tensor
+    rngs: object
+
+    def sample_batches(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each agent's batch of B distinct local samples (with replacement only for an
+        agent holding fewer than B): ``(N, B, ...)``, ``(N, B)``."""
+        B = self.config.batch_size
+        mask = (torch.arange(self.index.shape[1]) < self.sizes.unsqueeze(1)).float()
+        small = self.sizes < B
+        local = torch.empty(len(self.sizes), B, dtype=torch.long)
+        if (~small).any():
+            local[~small] = torch.multinomial(mask[~small], B, replacement=False, generator=self.rngs.batches)
+        if small.any():
+            local[small] = torch.multinomial(mask[small], B, replacement=True, generator=self.rngs.batches)
+        idx = self.index.gather(1, local)
+        return self.x_train[idx], self.y_train[idx]
+
+
+def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
+    """Build data split, topology, engine, σ and algorithm for ``config``."""
+    device = resolve_device(config.device)
+    rngs = make_rngs(config.seed, device)
+    data = data if data is not None else _dataset(config.dataset)
+    y_all = data.y_train.numpy()
+    pool = np.arange(len(y_all))
+    if config.train_samples is not None and config.train_samples < len(pool):
+        pool = np.sort(rngs.partition.permutation(len(pool))[: config.train_samples])
+    parts = dirichlet_partition(
+        y_all[pool], config.n_agents, config.alpha_d, seed=derive_seed(config.seed, "partition"), scheme=config.partition
+    )
+    parts = [pool[p] for p in parts]
+    topology = make_topology(config.topology, config.n_agents)
+    module = build_model(config.model, config.dataset, seed=rngs.init_seed)
+    engine = Engine(module, device)
+    cls = get_algorithm(config.algorithm)
+    params = cls.Params(**config.algo)
+    sizes = np.array([len(p) for p in parts])
+    report = calibrate(
+        config.sigma_rule,
+        epsilon=config.epsilon,
+        delta=config.delta,
+        W=topology.W,
+        local_sizes=sizes,
+        messages=cls.messages_per_round(topology, params),
+        batch_size=config.batch_size,
+        rounds=config.rounds,
+        sigma=config.sigma,
+        alpha=getattr(params, "alpha", None) or (2.0 if config.topology == "ring" else 1.5),
+    )
+    ctx = RunContext.build(
+        engine,
+        topology,
+        report.sigma,
+        clip=config.clip,
+        lr=config.lr,
+        momentum=config.momentum,
+        batch_size=config.batch_size,
+        noise_generator=rngs.noise,
+    )
+    index = torch.zeros(config.n_agents, int(sizes.max()), dtype=torch.long)
+    for a, p in enumerate(parts):
+        index[a, : len(p)] = torch.as_tensor(p)
+    n_eval = len(data.y_test) if config.eval_samples is None else min(config.eval_samples, len(data.y_test))
+    return Prepared(
+        config=config,
+        data=data,
+        parts=parts,
+        engine=engine,
+        ctx=ctx,
+        algorithm=cls(params, ctx),
+        sigma_report=report,
+        index=index,
+        sizes=torch.as_tensor(sizes),
+        x_train=data.x_train.to(device),
+        y_train=data.y_train.to(device),
+        x_eval=data.x_test[:n_eval],
+        y_eval=data.y_test[:n_eval],
+        rngs=rngs,
+    )
+
+
+def _progress_enabled(progress: bool | None) -> bool:
+    if progress is not None:
+        return progress
+    env = os.environ.get(PROGRESS_ENV)
+    if env is not None:
+        return env not in ("0", "false", "no", "")
+    return sys.stderr.isatty()
+
+
+def _rows(t: int, metric: str, values) -> list[tuple]:
+    if np.ndim(values) == 0:
+        return [(t, -1, metric, float(values))]
+    return [(t, a, metric, float(v)) for a, v in enumerate(np.asarray(values))]
+
+
+def _checkpoint_path(store: ResultStore, run_hash: str) -> Path:
+    return store.root / "checkpoints" / f"{run_hash}.pt"
+
+
+def run(
+    config: ExperimentConfig,
+    *,
+    store: ResultStore | None = None,
+    progress: bool | None = None,
+    force: bool = False,
+    save: bool = True,
+) -> RunResult:
+    """Train ``config`` (or load it from the store) and return its history.
+
+    Parameters
+    ----------
+    store : ResultStore, optional
+        Defaults to ``ResultStore()`` (``data/results``).
+    progress : bool, optional
+        tqdm bar; default: on when stderr is a terminal and ``$DPDL_PROGRESS`` is not 0.
+    force : bool
+        Recompute even if stored.
+    save : bool
+        Write the result (and checkpoints) to the store.
+    """
+    store = store or ResultStore()
+    h = config.hash
+    if store.has(h) and not force:
+        header, hist = store.load_run(h)
+        return RunResult(config, hist, header["meta"], cached=True)
+
+    prep = prepare(config)
+    alg, eng = prep.algorithm, prep.engine
+    state = alg.init_state(eng.initial_params(config.n_agents))
+    rows: list[tuple] = []
+    start, elapsed = 1, 0.0
+    ckpt = _checkpoint_path(store, h)
+    if save and ckpt.exists() and not force:
+        saved = torch.load(ckpt, weights_only=False)
+        state = saved["state"]
+        rows = saved["rows"]
+        start, elapsed = saved["round"] + 1, saved["elapsed"]
+        prep.rngs.batches.set_state(saved["batch_rng"])
+        prep.rngs.noise.set_state(saved["noise_rng"])
+
+    diverged = False
+    t0 = time.perf_counter()
+    bar = None
+    if _progress_enabled(progress):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=config.rounds, initial=start - 1, desc=f"{config.algorithm} {h[:8]}", unit="round")
+    for t in range(start, config.rounds + 1):
+        xb, yb = prep.sample_batches()
+        losses = alg.step(state, xb, yb).cpu().numpy()
+        rows += _rows(t, "train_loss", losses)
+        rows += [
+            (t, -1, "train_loss_mean", float(losses.mean())),
+            (t, -1, "train_loss_min", float(losses.min())),
+            (t, -1, "train_loss_max", float(losses.max())),
+        ]
+        X = alg.models(state)
+        if not torch.isfinite(X).all() or not np.isfinite(losses).all():
+            diverged = True
+        if t % config.eval_every == 0 or t == config.rounds or diverged:
+            loss, acc = eng.evaluate(X, prep.x_eval, prep.y_eval)
+            avg_loss, avg_acc = eng.evaluate(X.mean(0, keepdim=True), prep.x_eval, prep.y_eval)
+            rows += _rows(t, "test_acc", acc.cpu().numpy()) + _rows(t, "test_loss", loss.cpu().numpy())
+            rows += _rows(t, "avg_test_acc", avg_acc.item()) + _rows(t, "avg_test_loss", avg_loss.item())
+            rows += _rows(t, "consensus", consensus_distance(X).item())
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{losses.mean():.3f}")
+        if diverged:
+            break
+        if save and config.checkpoint_every and t % config.checkpoint_every == 0 and t < config.rounds:
+            payload = {
+                "state": state,
+                "rows": rows,
+                "round": t,
+                "elapsed": elapsed + time.perf_counter() - t0,
+                "batch_rng": prep.rngs.batches.get_state(),
+                "noise_rng": prep.rngs.noise.get_state(),
+            }
+            import io
+
+            buf = io.BytesIO()
+            torch.save(payload, buf)
+            atomic_write_bytes(ckpt, buf.getvalue())
+    if bar is not None:
+        bar.close()
+
+    history = pd.DataFrame(rows, columns=["round", "agent", "metric", "value"])
+    meta = {
+        **prep.sigma_report.summary(),
+        "sigma": prep.sigma_report.sigma.tolist(),
+        "epsilon_rdp": prep.sigma_report.epsilon_rdp.tolist(),
+        "messages_per_round": prep.sigma_report.k.tolist(),
+        "dataset": {k: v for k, v in prep.data.meta.items() if k != "note"},
+        "dataset_label": describe(prep.data.meta),
+        "local_sizes": [len(p) for p in prep.parts],
+        "topology": prep.ctx.topology.report(),
+        "wall_seconds": elapsed + time.perf_counter() - t0,
+        "diverged": diverged,
+        "device": str(eng.device),
+        "torch": torch.__version__,
+    }
+    result = RunResult(config, history, meta)
+    if save:
+        store.save(h, config.to_dict(), history, meta)
+        ckpt.unlink(missing_ok=True)
+    return result

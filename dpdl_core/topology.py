@@ -1,0 +1,184 @@
+"""Communication graphs and their mixing matrices.
+
+A :class:`Topology` holds the graph, the mixing matrix W (Metropolis–Hastings weights:
+w_ij = 1/(1 + max(d_i, d_j)) on edges, w_ii = 1 − Σ_{j≠i} w_ij, which is 1/(d+1) on
+d-regular graphs) and its spectrum. Assumption 3 of the DPDL paper (eq. 27) asks
+λ1(W) = 1 and max(|λ2|, |λN|) ≤ √ρ; :attr:`Topology.sqrt_rho` is that maximum.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+__all__ = ["TOPOLOGIES", "Topology", "TopologyError", "make_topology", "metropolis_hastings", "validate_mixing_matrix"]
+
+TOPOLOGIES = ("fully_connected", "bipartite", "ring")
+
+
+class TopologyError(ValueError):
+    """A graph or mixing matrix that the algorithms cannot use."""
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A validated communication graph.
+
+    Attributes
+    ----------
+    name : str
+    W : np.ndarray
+        Symmetric doubly stochastic mixing matrix with positive diagonal.
+    eigenvalues : np.ndarray
+        Eigenvalues of W, descending (λ1 = 1 first).
+    """
+
+    name: str
+    W: np.ndarray
+    eigenvalues: np.ndarray
+
+    @property
+    def n_agents(self) -> int:
+        return self.W.shape[0]
+
+    @property
+    def sqrt_rho(self) -> float:
+        """max(|λ2|, |λN|): the √ρ of Assumption 3 (eq. 27)."""
+        return float(max(abs(self.eigenvalues[1]), abs(self.eigenvalues[-1]))) if self.n_agents > 1 else 0.0
+
+    @property
+    def rho(self) -> float:
+        """ρ of Assumption 3."""
+        return self.sqrt_rho**2
+
+    @property
+    def spectral_gap(self) -> float:
+        """1 − λ2(W): smallest non-zero eigenvalue of I − W (MUFFLIATO's λ)."""
+        return float(1.0 - self.eigenvalues[1]) if self.n_agents > 1 else 1.0
+
+    @property
+    def absolute_spectral_gap(self) -> float:
+        """1 − max(|λ2|, |λN|) = 1 − √ρ, the contraction rate of one gossip step."""
+        return 1.0 - self.sqrt_rho
+
+    def neighbors(self, i: int) -> np.ndarray:
+        """Indices j with w_ij > 0, including i itself (the paper's 𝒩_i)."""
+        return np.flatnonzero(self.W[i] > 0)
+
+    @property
+    def degrees(self) -> np.ndarray:
+        """|𝒩_i| (self included) for every agent."""
+        return (self.W > 0).sum(axis=1)
+
+    def edges(self) -> np.ndarray:
+        """All ordered pairs (i, j) with w_ij > 0, self-loops included, shape (E, 2)."""
+        return np.argwhere(self.W > 0)
+
+    def graph(self) -> nx.Graph:
+        """The graph without self-loops, for drawing."""
+        g = nx.Graph()
+        g.add_nodes_from(range(self.n_agents))
+        g.add_edges_from((i, j) for i, j in self.edges() if i < j)
+        return g
+
+    def report(self) -> dict:
+        """Summary numbers for tables and notebooks."""
+        return {
+            "topology": self.name,
+            "n_agents": self.n_agents,
+            "min_degree": int(self.degrees.min() - 1),
+            "max_degree": int(self.degrees.max() - 1),
+            "lambda2": float(self.eigenvalues[1]) if self.n_agents > 1 else 1.0,
+            "lambdaN": float(self.eigenvalues[-1]),
+            "sqrt_rho": self.sqrt_rho,
+            "spectral_gap": self.spectral_gap,
+        }
+
+
+def metropolis_hastings(graph: nx.Graph) -> np.ndarray:
+    """Metropolis–Hastings mixing matrix of an undirected graph (self-loops ignored)."""
+    n = graph.number_of_nodes()
+    index = {v: k for k, v in enumerate(sorted(graph.nodes))}
+    deg = np.zeros(n, dtype=int)
+    for v in graph.nodes:
+        deg[index[v]] = sum(1 for u in graph.neighbors(v) if u != v)
+    W = np.zeros((n, n))
+    for u, v in graph.edges:
+        if u == v:
+            continue
+        i, j = index[u], index[v]
+        W[i, j] = W[j, i] = 1.0 / (1.0 + max(deg[i], deg[j]))
+    W[np.diag_indices(n)] = 1.0 - W.sum(axis=1)
+    return W
+
+
+def validate_mixing_matrix(W: np.ndarray, *, atol: float = 1e-10) -> np.ndarray:
+    """Check W and return its eigenvalues (descending).
+
+    Raises
+    ------
+    TopologyError
+        Naming the failed property: square, non-negative, symmetric, doubly stochastic,
+        positive self-loops, connected.
+    """
+    W = np.asarray(W, dtype=float)
+    if W.ndim != 2 or W.shape[0] != W.shape[1] or W.shape[0] < 1:
+        raise TopologyError(f"W must be a non-empty square matrix, got shape {W.shape}")
+    if (W < -atol).any():
+        raise TopologyError("W has negative entries; weights must be in [0, 1]")
+    if not np.allclose(W, W.T, atol=atol):
+        raise TopologyError("W is not symmetric (w_ij != w_ji); the papers assume an undirected graph")
+    if not (np.allclose(W.sum(axis=0), 1, atol=1e-8) and np.allclose(W.sum(axis=1), 1, atol=1e-8)):
+        raise TopologyError("W is not doubly stochastic: every row and column must sum to 1")
+    if (np.diag(W) <= 0).any():
+        bad = np.flatnonzero(np.diag(W) <= 0).tolist()
+        raise TopologyError(f"agents {bad} have no self-loop (w_ii = 0); the papers need w_ii > 0")
+    g = nx.from_numpy_array((W > 0).astype(int))
+    if not nx.is_connected(g):
+        raise TopologyError(f"the graph is not connected ({nx.number_connected_components(g)} components)")
+    eig = np.sort(np.linalg.eigvalsh((W + W.T) / 2))[::-1]
+    return eig
+
+
+def _named_graph(name: str, n: int) -> nx.Graph:
+    if name == "fully_connected":
+        return nx.complete_graph(n)
+    if name == "ring":
+        if n < 3:
+            raise TopologyError(f"a ring needs n_agents >= 3, got {n}")
+        return nx.cycle_graph(n)
+    if name == "bipartite":
+        if n < 2:
+            raise TopologyError(f"a bipartite graph needs n_agents >= 2, got {n}")
+        g = nx.Graph()
+        g.add_nodes_from(range(n))
+        g.add_edges_from((i, j) for i in range(0, n, 2) for j in range(1, n, 2))
+        return g
+    raise TopologyError(f"topology={name!r} is not known; allowed values: {list(TOPOLOGIES)} or a networkx graph")
+
+
+def make_topology(name: str | nx.Graph, n_agents: int | None = None) -> Topology:
+    """Build a validated topology.
+
+    Parameters
+    ----------
+    name : {"fully_connected", "bipartite", "ring"} or networkx.Graph
+        ``bipartite`` is the complete bipartite graph between even- and odd-indexed
+        agents; every agent also keeps a self-loop. A networkx graph gets
+        Metropolis–Hastings weights over its nodes in sorted order.
+    n_agents : int
+        Required for a named topology.
+    """
+    if isinstance(name, nx.Graph):
+        graph, label = name, "custom"
+    else:
+        if n_agents is None or int(n_agents) < 1:
+            raise TopologyError(f"n_agents must be a positive integer, got {n_agents!r}")
+        graph, label = _named_graph(name, int(n_agents)), name
+    if graph.number_of_nodes() == 1:
+        W = np.ones((1, 1))
+    else:
+        W = metropolis_hastings(graph)
+    eig = validate_mixing_matrix(W)
+    return Topology(label, W, eig)
