@@ -1,0 +1,34 @@
+"""Test set-up: the offline mirror (CI: ../shared/data), no progress bars."""
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+_SHARED = ROOT.parent / "shared" / "data"
+if not os.environ.get("DPDL_DATA_MIRROR") and (_SHARED / "mnist.npz").exists():
+    os.environ["DPDL_DATA_MIRROR"] = str(_SHARED)
+os.environ.setdefault("DPDL_PROGRESS", "0")
+torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
+@pytest.fixture(scope="session")
+def mnist():
+    from dpdl_core.data import load_dataset
+
+    return load_dataset("mnist")
+
+
+@pytest.fixture(scope="session")
+def cifar():
+    from dpdl_core.data import load_dataset
+
+    return load_dataset("cifar10")
+
+
+@pytest.fixture
+def store(tmp_path):
+    from dpdl_core.results import ResultStore
+
+    return ResultStore(tmp_path / "results")

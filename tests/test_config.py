@@ -1,0 +1,78 @@
+import pytest
+
+from dpdl_core.config import ConfigError, ExperimentConfig, apply_overrides, paper_preset
+
+
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("dataset", "svhn", r"dataset='svhn' is not allowed; allowed values: \['cifar10', 'mnist'\]"),
+        ("topology", "torus", "allowed values"),
+        ("algorithm", "sgd", "allowed values"),
+        ("partition", "iid", "allowed values"),
+        ("sigma_rule", "magic", "allowed values"),
+        ("n_agents", 0, "n_agents=0 must be an integer >= 1"),
+        ("rounds", 2.5, "rounds"),
+        ("lr", -1.0, "lr"),
+        ("momentum", 1.5, "momentum"),
+        ("epsilon", 0.0, "epsilon"),
+        ("delta", 1.0 + 1e-9, "delta"),
+    ],
+)
+def test_invalid_values_name_the_field(field, value, match):
+    with pytest.raises(ConfigError, match=match):
+        ExperimentConfig(**{field: value})
+
+
+def test_unknown_keys_listed():
+    with pytest.raises(ConfigError, match=r"unknown config field\(s\) \['learning_rate'\]"):
+        ExperimentConfig.from_dict({"learning_rate": 0.1})
+    with pytest.raises(ConfigError, match="unknown option"):
+        ExperimentConfig(algo={"beta": 1})
+
+
+def test_fixed_sigma_rule_needs_sigma():
+    with pytest.raises(ConfigError, match="sigma must be"):
+        ExperimentConfig(sigma_rule="fixed")
+    with pytest.raises(ConfigError, match="only used"):
+        ExperimentConfig(sigma=1.0)
+    assert ExperimentConfig(sigma_rule="fixed", sigma=1.0).sigma == 1.0
+
+
+def test_hash_is_stable_and_content_based():
+    cfg = ExperimentConfig()
+    # Regression value: changes only if a field, a default or the version changes.
+    assert cfg.hash == ExperimentConfig.from_dict(cfg.to_dict()).hash
+    assert cfg.hash == EXPECTED_DEFAULT_HASH
+    assert cfg.replace(epsilon=1.0).hash != cfg.hash
+    assert cfg.replace(checkpoint_every=7).hash == cfg.hash  # does not change what runs
+    # Explicit defaults hash like omitted ones.
+    assert ExperimentConfig(algo={"cosine": "global"}).hash == cfg.hash
+
+
+EXPECTED_DEFAULT_HASH = "948cd5080ca8def6"
+
+
+def test_yaml_roundtrip(tmp_path):
+    cfg = paper_preset("cifar10", "ring", rounds=7)
+    path = tmp_path / "c.yaml"
+    cfg.to_yaml(path)
+    assert ExperimentConfig.from_yaml(path) == cfg
+    with pytest.raises(ConfigError, match="does not exist"):
+        ExperimentConfig.from_yaml(tmp_path / "nope.yaml")
+
+
+def test_overrides():
+    cfg = apply_overrides(ExperimentConfig(), ["epsilon=null", "rounds=5", "algo.alpha=2", "topology=ring"])
+    assert cfg.epsilon is None and cfg.rounds == 5 and cfg.algo["alpha"] == 2 and cfg.topology == "ring"
+    with pytest.raises(ConfigError, match="key=value"):
+        apply_overrides(cfg, ["rounds"])
+    with pytest.raises(ConfigError, match="cosine"):
+        apply_overrides(cfg, ["algo.cosine=sideways"])
+
+
+def test_paper_preset_values():
+    m = paper_preset("mnist")
+    c = paper_preset("cifar10")
+    assert (m.lr, m.clip, m.batch_size, m.momentum) == (0.005, 2.0, 216, 0.7)
+    assert (c.lr, c.clip, c.model) == (0.03, 3.0, "dpdl_cnn") and m.model == "lenet"

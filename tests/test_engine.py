@@ -1,0 +1,107 @@
+"""Oracle tests: the engine's batched primitives against slow per-sample loops."""
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from dpdl_core.engine import Engine, consensus_distance, gaussian_noise, gossip
+from dpdl_core.models import build_model
+
+
+def slow_clipped_sum(module, flat, x, y, clip, unit=1):
+    """Per-unit loss.backward() on a module holding ``flat``; clip; sum."""
+    m = copy.deepcopy(module)
+    torch.nn.utils.vector_to_parameters(flat.clone(), m.parameters())
+    for p in m.parameters():
+        p.requires_grad_(True)
+    total = torch.zeros_like(flat)
+    for s in range(0, len(y), unit):
+        m.zero_grad()
+        F.cross_entropy(m(x[s : s + unit]), y[s : s + unit]).backward()
+        g = torch.cat([p.grad.reshape(-1) for p in m.parameters()])
+        total += g * min(1.0, clip / g.norm().item())
+    return total
+
+
+@pytest.mark.parametrize("model, dataset", [("lenet", "mnist"), ("dpdl_cnn", "cifar10"), ("logreg", "mnist")])
+@pytest.mark.parametrize("unit", [1, 4])
+def test_clipped_sums_match_per_sample_loop(mnist, cifar, model, dataset, unit):
+    ds = mnist if dataset == "mnist" else cifar
+    torch.manual_seed(0)
+    module = build_model(model, dataset, seed=0)
+    eng = Engine(module, memory_mb=0.5)  # small budget: several chunks
+    E, B = 5, 8
+    X = eng.initial_params(E) + 0.05 * torch.randn(E, eng.P)  # distinct models
+    idx = torch.randint(0, len(ds.y_train), (E, B))
+    xb, yb = ds.x_train[idx], ds.y_train[idx]
+    clip = 0.5  # small enough that most samples are clipped, large enough that some are not
+    sums, losses = eng.clipped_sums(X, xb, yb, clip, unit=unit)
+    for e in range(E):
+        ref = slow_clipped_sum(module, X[e], xb[e], yb[e], clip, unit)
+        torch.testing.assert_close(sums[e], ref, rtol=1e-4, atol=1e-5)
+    assert losses.shape == (E, B // unit)
+
+
+def test_clipping_bounds_each_unit(mnist):
+    eng = Engine(build_model("lenet", seed=1))
+    X = eng.initial_params(2)
+    xb, yb = mnist.x_train[:16].view(2, 8, 1, 28, 28), mnist.y_train[:16].view(2, 8)
+    sums, _ = eng.clipped_sums(X, xb, yb, clip=1e-3)
+    # With a tiny C every sample is clipped: the sum's norm is at most B·C.
+    assert (sums.norm(dim=1) <= 8 * 1e-3 + 1e-7).all()
+
+
+def test_batch_gradients_match_autograd(mnist):
+    module = build_model("lenet", seed=2)
+    eng = Engine(module)
+    X = eng.initial_params(3) + 0.01 * torch.randn(3, eng.P, generator=torch.Generator().manual_seed(0))
+    xb, yb = mnist.x_train[:24].view(3, 8, 1, 28, 28), mnist.y_train[:24].view(3, 8)
+    g, loss = eng.batch_gradients(X, xb, yb)
+    for e in range(3):
+        m = copy.deepcopy(module)
+        torch.nn.utils.vector_to_parameters(X[e].clone(), m.parameters())
+        for p in m.parameters():
+            p.requires_grad_(True)
+        ref_loss = F.cross_entropy(m(xb[e]), yb[e])
+        ref_loss.backward()
+        torch.testing.assert_close(g[e], torch.cat([p.grad.reshape(-1) for p in m.parameters()]), rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(loss[e], ref_loss.detach())
+
+
+def test_evaluate_matches_module(mnist):
+    module = build_model("lenet", seed=3)
+    eng = Engine(module)
+    X = eng.initial_params(2)
+    X[1] += 0.1
+    loss, acc = eng.evaluate(X, mnist.x_test[:300], mnist.y_test[:300], batch=128)
+    for a in range(2):
+        m = copy.deepcopy(module)
+        torch.nn.utils.vector_to_parameters(X[a].clone(), m.parameters())
+        with torch.no_grad():
+            out = m(mnist.x_test[:300])
+        torch.testing.assert_close(loss[a], F.cross_entropy(out, mnist.y_test[:300]), rtol=1e-5, atol=1e-6)
+        assert acc[a].item() == pytest.approx((out.argmax(1) == mnist.y_test[:300]).float().mean().item())
+
+
+def test_noise_statistics():
+    """Message noise z/B: mean 0 and variance (σC/B)² per coordinate (fixed seed)."""
+    sigma, C, B = 1.7, 2.0, 216
+    g = torch.Generator().manual_seed(123)
+    z = gaussian_noise((4, 250_000), torch.full((4,), sigma * C), g) / B
+    n = z.numel()
+    var = (sigma * C / B) ** 2
+    assert abs(z.mean().item()) < 5 * (var / n) ** 0.5
+    # The sample variance has std var·√(2/n); allow 5 of those.
+    assert abs(z.var().item() - var) < 5 * var * (2 / n) ** 0.5
+    # Rows with different σ get different scales.
+    z2 = gaussian_noise((2, 100_000), torch.tensor([1.0, 3.0]), g)
+    assert z2[1].std() / z2[0].std() == pytest.approx(3.0, rel=0.02)
+
+
+def test_gossip_and_consensus():
+    W = torch.tensor([[0.5, 0.5, 0.0], [0.5, 0.25, 0.25], [0.0, 0.25, 0.75]])
+    X = torch.randn(3, 4)
+    torch.testing.assert_close(gossip(W, X), torch.stack([sum(W[i, j] * X[j] for j in range(3)) for i in range(3)]))
+    torch.testing.assert_close(gossip(W, X).mean(0), X.mean(0))  # doubly stochastic keeps the mean
+    assert consensus_distance(X.mean(0, keepdim=True).repeat(3, 1)).item() == pytest.approx(0.0, abs=1e-12)

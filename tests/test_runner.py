@@ -1,0 +1,63 @@
+import pytest
+
+from dpdl_core.algorithms.dpdl import DPDL
+from dpdl_core.config import ExperimentConfig
+from dpdl_core.runner import run
+
+CFG = dict(n_agents=4, batch_size=16, train_samples=800, rounds=6, eval_every=3, eval_samples=200, epsilon=1.0, checkpoint_every=2)
+
+
+def test_second_run_is_loaded_from_store(store):
+    cfg = ExperimentConfig(**CFG)
+    first = run(cfg, store=store)
+    second = run(cfg, store=store)
+    assert second.cached and second.history.equals(first.history)
+    assert second.meta["sigma_mean"] == pytest.approx(first.meta["sigma_mean"])
+    assert set(first.history["metric"]) >= {"train_loss", "train_loss_mean", "test_acc", "avg_test_acc", "consensus"}
+
+
+def test_interrupted_run_resumes_without_loss_or_duplication(store, tmp_path, monkeypatch):
+    from dpdl_core.results import ResultStore
+
+    cfg = ExperimentConfig(**CFG)
+    reference = run(cfg, store=ResultStore(tmp_path / "ref"))
+
+    calls = {"n": 0}
+    original = DPDL.step
+
+    def dying_step(self, state, xb, yb):
+        calls["n"] += 1
+        if calls["n"] == 5:  # die in round 5: rounds 1-4 are checkpointed
+            raise KeyboardInterrupt
+        return original(self, state, xb, yb)
+
+    monkeypatch.setattr(DPDL, "step", dying_step)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, store=store)
+    assert not store.has(cfg.hash)
+    assert (store.root / "checkpoints" / f"{cfg.hash}.pt").exists()
+    monkeypatch.setattr(DPDL, "step", original)
+    resumed = run(cfg, store=store)
+    assert resumed.history.equals(reference.history)
+    assert not (store.root / "checkpoints" / f"{cfg.hash}.pt").exists()
+
+
+def test_result_records_privacy_and_provenance(store):
+    res = run(ExperimentConfig(**CFG), store=store)
+    m = res.meta
+    assert m["sigma_rule"] == "rdp" and m["epsilon_rdp_max"] <= 1.0 + 1e-9
+    assert len(m["sigma"]) == 4 and m["messages_per_round"] == [3, 3, 3, 3]
+    assert m["dataset"]["subset"] is True and m["topology"]["topology"] == "bipartite"
+
+
+def test_cli_run_and_help(tmp_path, capsys):
+    from dpdl_core.cli import main
+
+    assert main(["run", "--results", str(tmp_path), "--set", "rounds=2", "--set", "n_agents=3",
+                 "--set", "batch_size=8", "--set", "train_samples=300", "--set", "eval_samples=100"]) == 0
+    assert '"final_avg_test_acc"' in capsys.readouterr().out
+    assert main(["run", "--set", "topology=torus"]) == 2
+    assert "allowed values" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as ex:
+        main(["run", "--help"])
+    assert ex.value.code == 0
