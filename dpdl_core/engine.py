@@ -95,10 +95,10 @@ class Engine:
         A template instance; its parameters give the layout and the initial values.
     device : torch.device
     memory_mb : float
-        Budget for one chunk's per-sample gradients (E_chunk·B·P floats).
+        Budget for one chunk's per-sample gradients (models_in_chunk·B·P floats).
     """
 
-    def __init__(self, module: nn.Module, device: torch.device | str = "cpu", memory_mb: float = 16.0):
+    def __init__(self, module: nn.Module, device: torch.device | str = "cpu", memory_mb: float = 256.0):
         self.device = torch.device(device)
         self.module = module.to(self.device)
         self.layout = ParamLayout.from_module(module)
@@ -110,8 +110,11 @@ class Engine:
             loss = F.cross_entropy(functional_call(self.module, params, (xu,)), yu)
             return loss, loss.detach()
 
-        per_unit = vmap(grad(unit_loss, has_aux=True), in_dims=(None, 0, 0))
-        self._per_edge_unit_grads = vmap(per_unit, in_dims=(0, 0, 0))
+        # Samples outermost, models inside with the batch shared: the first layer then
+        # runs as one dense conv over all models' filters (measured 1.5x faster on CPU
+        # than batching (model, batch) pairs, which makes every conv a grouped conv).
+        models_on_shared_unit = vmap(grad(unit_loss, has_aux=True), in_dims=(0, None, None))
+        self._shared_batch_grads = vmap(models_on_shared_unit, in_dims=(None, 0, 0))
         self._per_edge_batch_grad = vmap(grad(unit_loss, has_aux=True), in_dims=(0, 0, 0))
 
         def forward(params, x):
@@ -128,22 +131,34 @@ class Engine:
         flat = torch.cat([p.detach().reshape(-1) for p in self.module.parameters()]).to(self.device)
         return flat.unsqueeze(0).repeat(n_agents, 1).contiguous()
 
-    def _chunk(self, B: int) -> int:
+    def _models_per_chunk(self, B: int) -> int:
         return max(1, int(self.memory_mb * 2**20 // (4 * B * self.P)))
 
     def clipped_sums(
-        self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor, clip: float, unit: int = 1
+        self,
+        X: torch.Tensor,
+        data_index: torch.Tensor,
+        xb: torch.Tensor,
+        yb: torch.Tensor,
+        clip: float,
+        unit: int = 1,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Σ over each batch of clipped per-unit gradients, for E (model, batch) pairs.
+        """Σ over a batch of clipped per-unit gradients, for E (model, batch) pairs.
+
+        Pair e is model ``X[e]`` on the batch of agent ``data_index[e]`` — for DPDL, every
+        edge (i, j): x_i on agent j's batch. Pairs are grouped by batch, so each batch is
+        pushed once through all models that use it.
 
         Parameters
         ----------
         X : (E, P)
             The model of each pair.
-        xb : (E, B, C, H, W), yb : (E, B)
-            The batch of each pair.
+        data_index : (E,) long
+            Which batch each pair uses.
+        xb : (A, B, C, H, W), yb : (A, B)
+            The A agents' batches.
         clip : float
-            C; each unit's gradient g becomes g·min{1, C/‖g‖}.
+            C; each unit's gradient g becomes g·min{1, C/‖g‖} (eqs 9, 12).
         unit : int
             Samples per clipping unit: 1 is per-sample clipping (the paper); m > 1 clips
             the mean gradient of each group of m consecutive samples (the authors'
@@ -156,23 +171,31 @@ class Engine:
         losses : (E, B/unit)
             Mean loss of each unit at the pair's model.
         """
-        E, B = yb.shape
+        A, B = yb.shape
         if B % unit:
             raise ValueError(f"batch size {B} is not a multiple of the clipping unit {unit}")
         U = B // unit
-        xu = xb.reshape(E, U, unit, *xb.shape[2:])
-        yu = yb.reshape(E, U, unit)
-        step = self._chunk(B)
+        xu = xb.reshape(A, U, unit, *xb.shape[2:])
+        yu = yb.reshape(A, U, unit)
+        E = X.shape[0]
         sums = torch.empty(E, self.P, device=self.device)
         losses = torch.empty(E, U, device=self.device)
-        for s in range(0, E, step):
-            params = self.layout.unflatten(X[s : s + step])
-            g, loss = self._per_edge_unit_grads(params, xu[s : s + step], yu[s : s + step])
-            flat = self.layout.flatten(g, n_lead=2)  # (e, U, P)
-            norms = flat.norm(dim=-1)
-            factor = torch.clamp(clip / (norms + 1e-12), max=1.0)
-            sums[s : s + step] = torch.einsum("eu,eup->ep", factor, flat)
-            losses[s : s + step] = loss
+        step = self._models_per_chunk(B)
+        order = torch.argsort(data_index, stable=True)
+        counts = torch.bincount(data_index, minlength=A).tolist()
+        start = 0
+        # One iteration per batch (agent) and memory chunk; each is a large vectorized call.
+        for a, count in enumerate(counts):
+            rows_a = order[start : start + count]
+            start += count
+            for c in range(0, count, step):
+                rows = rows_a[c : c + step]
+                g, loss = self._shared_batch_grads(self.layout.unflatten(X[rows]), xu[a], yu[a])  # (U, k, ...)
+                sq = sum(t.flatten(2).pow(2).sum(-1) for t in g.values())  # (U, k)
+                factor = torch.clamp(clip / (sq.sqrt() + 1e-12), max=1.0)
+                summed = {n: torch.einsum("uk,uk...->k...", factor, t) for n, t in g.items()}
+                sums[rows] = self.layout.flatten(summed, n_lead=1)
+                losses[rows] = loss.T
         return sums, losses
 
     def batch_gradients(self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

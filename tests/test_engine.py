@@ -30,16 +30,24 @@ def test_clipped_sums_match_per_sample_loop(mnist, cifar, model, dataset, unit):
     ds = mnist if dataset == "mnist" else cifar
     torch.manual_seed(0)
     module = build_model(model, dataset, seed=0)
-    eng = Engine(module, memory_mb=0.5)  # small budget: several chunks
-    E, B = 5, 8
+    eng = Engine(module, memory_mb=0.02)  # tiny budget: several chunks per batch
+    A, B = 3, 8
+    data_index = torch.tensor([2, 0, 0, 1, 2, 2, 0])  # unequal groups, unsorted
+    E = len(data_index)
     X = eng.initial_params(E) + 0.05 * torch.randn(E, eng.P)  # distinct models
-    idx = torch.randint(0, len(ds.y_train), (E, B))
+    idx = torch.randint(0, len(ds.y_train), (A, B))
     xb, yb = ds.x_train[idx], ds.y_train[idx]
     clip = 0.5  # small enough that most samples are clipped, large enough that some are not
-    sums, losses = eng.clipped_sums(X, xb, yb, clip, unit=unit)
+    sums, losses = eng.clipped_sums(X, data_index, xb, yb, clip, unit=unit)
     for e in range(E):
-        ref = slow_clipped_sum(module, X[e], xb[e], yb[e], clip, unit)
+        a = data_index[e]
+        ref = slow_clipped_sum(module, X[e], xb[a], yb[a], clip, unit)
         torch.testing.assert_close(sums[e], ref, rtol=1e-4, atol=1e-5)
+        m = copy.deepcopy(module)
+        torch.nn.utils.vector_to_parameters(X[e].clone(), m.parameters())
+        with torch.no_grad():
+            first = F.cross_entropy(m(xb[a, :unit]), yb[a, :unit])
+        torch.testing.assert_close(losses[e, 0], first, rtol=1e-5, atol=1e-6)
     assert losses.shape == (E, B // unit)
 
 
@@ -47,7 +55,7 @@ def test_clipping_bounds_each_unit(mnist):
     eng = Engine(build_model("lenet", seed=1))
     X = eng.initial_params(2)
     xb, yb = mnist.x_train[:16].view(2, 8, 1, 28, 28), mnist.y_train[:16].view(2, 8)
-    sums, _ = eng.clipped_sums(X, xb, yb, clip=1e-3)
+    sums, _ = eng.clipped_sums(X, torch.tensor([0, 1]), xb, yb, clip=1e-3)
     # With a tiny C every sample is clipped: the sum's norm is at most B·C.
     assert (sums.norm(dim=1) <= 8 * 1e-3 + 1e-7).all()
 

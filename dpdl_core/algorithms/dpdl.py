@@ -125,7 +125,7 @@ class DPDL(Algorithm):
         i, j, w = ctx.edge_i, ctx.edge_j, ctx.edge_w
         N = ctx.n_agents
         # Eqs (8)-(14): one batched pass over every (model x_i, batch of j) pair.
-        sums, losses = eng.clipped_sums(X[i], xb[j], yb[j], ctx.clip, unit=self.unit)
+        sums, losses = eng.clipped_sums(X[i], j, xb, yb, ctx.clip, unit=self.unit)
         noisy = (sums + ctx.noise(j, eng.P)) / self.n_units  # g̈^{ij}, made by agent j
         clean_self = sums[ctx.self_edge] / self.n_units  # ĝ^{ii}, eq. (14)
         g_ii = clean_self[i]
