@@ -282,7 +282,3 @@ def paper_preset(dataset: str, topology: str = "bipartite", **changes) -> Experi
     base.update(changes)
     return ExperimentConfig.from_dict(base)
 
-
-def paper_epsilons(dataset: str) -> tuple[float, ...]:
-    """The ε grid of the DPDL paper for a dataset."""
-    return _PAPER[dataset]["epsilons"]

@@ -25,15 +25,18 @@ import torch
 
 __all__ = [
     "DATASETS",
+    "PARTITION_SCHEMES",
     "DataUnavailableError",
     "Dataset",
     "DatasetSpec",
     "default_data_dir",
+    "denormalize",
     "describe",
     "dirichlet_partition",
     "label_counts",
     "load_dataset",
     "mean_label_entropy",
+    "normalize",
     "read_npz",
     "validation_split",
     "write_npz",

@@ -115,7 +115,7 @@ class Engine:
         # than batching (model, batch) pairs, which makes every conv a grouped conv).
         models_on_shared_unit = vmap(grad(unit_loss, has_aux=True), in_dims=(0, None, None))
         self._shared_batch_grads = vmap(models_on_shared_unit, in_dims=(None, 0, 0))
-        self._per_edge_batch_grad = vmap(grad(unit_loss, has_aux=True), in_dims=(0, 0, 0))
+        self._models_on_shared_batch = models_on_shared_unit
 
         def forward(params, x):
             return functional_call(self.module, params, (x,))
@@ -198,10 +198,33 @@ class Engine:
                 losses[rows] = loss.T
         return sums, losses
 
-    def batch_gradients(self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Plain mean-loss gradient of each pair (no per-sample work): ``(E, P)``, ``(E,)``."""
-        g, loss = self._per_edge_batch_grad(self.layout.unflatten(X), xb, yb)
-        return self.layout.flatten(g, n_lead=1), loss
+    def batch_gradients(
+        self, X: torch.Tensor, data_index: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean-loss gradient of each (model, batch) pair, no per-sample work.
+
+        Same pairing as :meth:`clipped_sums`; used where a method clips the batch gradient
+        as a whole (DP-CGA as the DPDL paper describes it).
+
+        Returns
+        -------
+        grads : (E, P)
+        losses : (E,)
+        """
+        E = X.shape[0]
+        grads = torch.empty(E, self.P, device=self.device)
+        losses = torch.empty(E, device=self.device)
+        order = torch.argsort(data_index, stable=True)
+        counts = torch.bincount(data_index, minlength=yb.shape[0]).tolist()
+        start = 0
+        for a, count in enumerate(counts):
+            rows = order[start : start + count]
+            start += count
+            if count:
+                g, loss = self._models_on_shared_batch(self.layout.unflatten(X[rows]), xb[a], yb[a])
+                grads[rows] = self.layout.flatten(g, n_lead=1)
+                losses[rows] = loss
+        return grads, losses
 
     @torch.no_grad()
     def evaluate(self, X: torch.Tensor, x: torch.Tensor, y: torch.Tensor, batch: int = 2000) -> tuple[torch.Tensor, torch.Tensor]:

@@ -8,6 +8,7 @@ continues from it, so an interrupted run loses at most those rounds and duplicat
 from __future__ import annotations
 
 import functools
+import io
 import os
 import sys
 import time
@@ -20,6 +21,7 @@ import torch
 
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
+from .algorithms.dpdl import paper_alpha
 from .config import ExperimentConfig
 from .data import Dataset, describe, dirichlet_partition, load_dataset
 from .engine import Engine, consensus_distance
@@ -146,7 +148,7 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
         batch_size=config.batch_size,
         rounds=config.rounds,
         sigma=config.sigma,
-        alpha=getattr(params, "alpha", None) or (2.0 if config.topology == "ring" else 1.5),
+        alpha=getattr(params, "alpha", None) or paper_alpha(config.topology),
     )
     ctx = RunContext.build(
         engine,
@@ -279,8 +281,6 @@ def run(
                 "batch_rng": prep.rngs.batches.get_state(),
                 "noise_rng": prep.rngs.noise.get_state(),
             }
-            import io
-
             buf = io.BytesIO()
             torch.save(payload, buf)
             atomic_write_bytes(ckpt, buf.getvalue())
@@ -293,6 +293,8 @@ def run(
         "sigma": prep.sigma_report.sigma.tolist(),
         "epsilon_rdp": prep.sigma_report.epsilon_rdp.tolist(),
         "messages_per_round": prep.sigma_report.k.tolist(),
+        "vectors_per_round": type(alg).vectors_per_round(prep.ctx.topology, alg.params),
+        **alg.diagnostics(),
         "dataset": {k: v for k, v in prep.data.meta.items() if k != "note"},
         "dataset_label": describe(prep.data.meta),
         "local_sizes": [len(p) for p in prep.parts],

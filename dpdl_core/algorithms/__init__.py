@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 
 from .base import Algorithm, RunContext
+from .dp_cga import DPCGA
+from .dp_dpsgd import DPDPSGD
+from .dp_netfleet import DPNetFleet
 from .dpdl import DPDL
+from .muffliato import Muffliato
 
-ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (DPDL,)}
+ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (DPDL, DPDPSGD, Muffliato, DPNetFleet, DPCGA)}
+# Names as the DPDL paper prints them (legends, tables).
+DISPLAY_NAMES = {"dpdl": "DPDL", "dp_dpsgd": "DP-DPSGD", "muffliato": "MUFFLIATO", "dp_netfleet": "DP-NETFLEET", "dp_cga": "DP-CGA"}
 
-__all__ = ["ALGORITHMS", "Algorithm", "RunContext", "get_algorithm", "resolve_params"]
+__all__ = ["ALGORITHMS", "DISPLAY_NAMES", "Algorithm", "RunContext", "get_algorithm", "resolve_params"]
 
 
 def get_algorithm(name: str) -> type[Algorithm]:

@@ -75,6 +75,19 @@ class RunContext:
     def private(self) -> bool:
         return bool((self.sigma > 0).any())
 
+    def noisy_gradients(self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each agent's DP gradient at ``X[i]`` on its own batch: (Σ_b clip(g_b) + z_i)/B with
+        z_i ~ N(0, σ_i²C²I) (the Gaussian mechanism of DPDL eq. 13, DP-SGD style).
+
+        Returns
+        -------
+        noisy : (N, P)
+        losses : (N,) mean batch loss at ``X[i]``
+        """
+        agents = torch.arange(self.n_agents, device=X.device)
+        sums, losses = self.engine.clipped_sums(X, agents, xb, yb, self.clip)
+        return (sums + self.noise(agents, self.engine.P)) / yb.shape[1], losses.mean(1)
+
     def noise(self, owners: torch.Tensor, P: int) -> torch.Tensor:
         """Gaussian noise N(0, σ_o²C²I) for messages made by agents ``owners`` (E,)."""
         if not self.private:
@@ -104,10 +117,19 @@ class Algorithm:
     def init_state(self, X0: torch.Tensor) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
+    @classmethod
+    def vectors_per_round(cls, topology: Topology, params) -> int:
+        """Parameter-sized vectors sent over all links per round (communication cost)."""
+        raise NotImplementedError
+
     def step(self, state: dict[str, torch.Tensor], xb: torch.Tensor, yb: torch.Tensor) -> torch.Tensor:
         """Advance one round in place; return each agent's training loss (N,) at its
         pre-step model on its own batch."""
         raise NotImplementedError
+
+    def diagnostics(self) -> dict:
+        """Counters worth recording with the run (e.g. QP fallbacks)."""
+        return {}
 
     def models(self, state: dict[str, torch.Tensor]) -> torch.Tensor:
         """The (N, P) models to evaluate."""

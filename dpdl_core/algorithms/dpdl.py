@@ -102,6 +102,11 @@ class DPDL(Algorithm):
         """k_i = |𝒩_i|: the cross-gradients agent i sends plus its noisy self-gradient."""
         return topology.degrees
 
+    @classmethod
+    def vectors_per_round(cls, topology, params) -> int:
+        """Models out, cross-gradients back, then x̃ and ṽ: 4 vectors per directed link."""
+        return int(4 * (topology.degrees - 1).sum())
+
     def init_state(self, X0):
         return {"x": X0.clone(), "v": torch.zeros_like(X0)}
 
