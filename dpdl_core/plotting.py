@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -30,8 +31,11 @@ def caption(dataset_label: str, profile: str, extra: str = "") -> str:
 
 def save_figure(fig: plt.Figure, name: str, text: str) -> list[Path]:
     """Add ``text`` as a caption under the figure and write ``figures/<name>.{pdf,png}``."""
-    fig.text(0.5, 0.003, text, ha="center", va="bottom", fontsize=8, color="0.3")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    width_chars = max(40, int(fig.get_figwidth() * 15))
+    wrapped = textwrap.fill(text, width_chars)
+    lines = wrapped.count("\n") + 1
+    fig.text(0.5, 0.003, wrapped, ha="center", va="bottom", fontsize=8, color="0.3")
+    fig.tight_layout(rect=(0, min(0.25, 0.035 * lines * 4 / fig.get_figheight()), 1, 1))
     out = []
     for ext in ("pdf", "png"):
         path = figures_dir() / f"{name}.{ext}"

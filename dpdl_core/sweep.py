@@ -1,0 +1,122 @@
+"""Sweeps: expand a grid into configs and run those the results store lacks.
+
+Safe to interrupt at any moment and rerun: every run is stored atomically under its config
+hash (a half-finished run leaves only its checkpoint, from which the rerun continues), the
+grid is de-duplicated by hash before any work starts, and finished hashes are skipped.
+Runs go to a pool of worker processes, each with an equal share of the CPU threads.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Iterable
+
+from .config import ExperimentConfig
+from .results import ResultStore
+
+__all__ = ["Grid", "expand", "pending", "run_sweep"]
+
+# Grid axes and the config field each one sets.
+AXES = {"algorithms": "algorithm", "epsilons": "epsilon", "n_agents": "n_agents", "topologies": "topology",
+        "alpha_d": "alpha_d", "seeds": "seed"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A product of values per axis plus fixed fields shared by every config.
+
+    Attributes
+    ----------
+    axes : dict
+        Axis name (one of :data:`AXES`) → list of values.
+    base : dict
+        Config fields common to all points (dataset, rounds, batch_size, ...).
+    """
+
+    axes: dict
+    base: dict
+
+    def __post_init__(self):
+        unknown = sorted(set(self.axes) - set(AXES))
+        if unknown:
+            raise ValueError(f"unknown grid axes {unknown}; allowed: {sorted(AXES)}")
+
+
+def expand(grid: Grid) -> list[ExperimentConfig]:
+    """Every point of the grid as a validated config, de-duplicated by hash, in grid order."""
+    names = list(grid.axes)
+    seen, out = set(), []
+    for values in itertools.product(*(grid.axes[n] for n in names)):
+        fields = dict(grid.base)
+        fields.update({AXES[n]: v for n, v in zip(names, values)})
+        cfg = ExperimentConfig.from_dict(fields)
+        if cfg.hash not in seen:
+            seen.add(cfg.hash)
+            out.append(cfg)
+    return out
+
+
+def pending(configs: Iterable[ExperimentConfig], store: ResultStore) -> list[ExperimentConfig]:
+    """The configs whose results are not stored yet."""
+    return [c for c in configs if not store.has(c.hash)]
+
+
+def _worker(cfg_dict: dict, root: str, threads: int) -> str:
+    import torch
+
+    from .runner import run
+
+    torch.set_num_threads(threads)
+    cfg = ExperimentConfig.from_dict(cfg_dict)
+    run(cfg, store=ResultStore(root), progress=False)
+    return cfg.hash
+
+
+def run_sweep(
+    configs: Iterable[ExperimentConfig],
+    *,
+    store: ResultStore | None = None,
+    workers: int | None = None,
+    progress: bool | None = None,
+) -> list[str]:
+    """Run the configs not yet stored; return the hashes of all configs.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes (default: ``$DPDL_WORKERS`` or the number of CPU cores, at most
+        the number of pending runs). 1 runs in this process.
+    """
+    from .runner import _progress_enabled, run
+
+    store = store or ResultStore()
+    configs = list(configs)
+    todo = pending(configs, store)
+    if workers is None:
+        workers = int(os.environ.get("DPDL_WORKERS", os.cpu_count() or 1))
+    workers = max(1, min(workers, len(todo)))
+    bar = None
+    if todo and _progress_enabled(progress):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc="sweep", unit="run")
+    if workers == 1:
+        for cfg in todo:
+            run(cfg, store=store, progress=False)
+            if bar is not None:
+                bar.update(1)
+    elif todo:
+        import multiprocessing as mp
+
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(_worker, c.to_dict(), str(store.root), threads) for c in todo]
+            for fut in as_completed(futures):
+                fut.result()  # re-raise a worker's error here
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    return [c.hash for c in configs]
