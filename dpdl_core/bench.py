@@ -1,7 +1,9 @@
 """Engine benchmark: DPDL round time, engine vs a per-edge ``vmap(grad)`` loop vs the naive
 per-sample ``loss.backward()`` loop, all measured in one process on the same inputs.
 
-Reported per case: seconds per round of each variant, the speed-up ratios, the fraction
+Timing: the variants take turns within each repetition and the minimum is reported, so
+that load drift on a shared machine hits all of them alike. Reported per case: seconds
+per round of each variant, the speed-up ratios, the fraction
 of the engine's round spent in the per-sample gradient kernel (``clipped_sums``), the
 engine overhead (the rest of the round), and a FLOP estimate of the per-sample work.
 The naive loop is timed on a sample of edges and scaled to all edges (stated in the
@@ -13,7 +15,6 @@ import argparse
 import copy
 import json
 import platform
-import statistics
 import time
 from pathlib import Path
 
@@ -30,14 +31,18 @@ CASES = {
 }
 
 
-def _timeit(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
+def _interleaved(fns: dict, repeats: int) -> dict:
+    """Minimum time of each function over ``repeats`` rounds, the functions taking turns
+    within each round so that drift in machine load hits all of them alike."""
+    for fn in fns.values():
+        fn()  # warm-up
+    times = {k: [] for k in fns}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: min(v) for k, v in times.items()}
 
 
 def _per_edge_loop_sums(eng, X, data_index, xb, yb, clip):
@@ -104,14 +109,20 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     def engine_round():
         alg.step({k: v.clone() for k, v in state.items()}, xb, yb)
 
-    t_round = _timeit(engine_round, repeats)
-    t_kernel = _timeit(lambda: eng.clipped_sums(Xe, j, xb, yb, cfg.clip), repeats)
-    t_edge_sums = _timeit(lambda: _per_edge_loop_sums(eng, Xe, j, xb, yb, cfg.clip), max(1, repeats - 1))
+    t = _interleaved(
+        {
+            "round": engine_round,
+            "kernel": lambda: eng.clipped_sums(Xe, j, xb, yb, cfg.clip),
+            "per_edge": lambda: _per_edge_loop_sums(eng, Xe, j, xb, yb, cfg.clip),
+        },
+        repeats,
+    )
+    t_round, t_kernel, t_edge_sums = t["round"], t["kernel"], t["per_edge"]
     k = min(naive_edges, E)
     t0 = time.perf_counter()
     _naive_sums(eng.module, Xe[:k], xb[j[:k]], yb[j[:k]], cfg.clip)
     t_naive_sums = (time.perf_counter() - t0) * E / k
-    rest = t_round - t_kernel  # everything of the round outside the per-sample kernel
+    rest = max(0.0, t_round - t_kernel)  # everything of the round outside the per-sample kernel
     flops = _flops_per_sample(eng.module, xb[0, :1], yb[0, :1]) * E * batch_size
     return {
         "case": name,
@@ -136,8 +147,9 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpdl_core bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES), help="cases to run")
-    parser.add_argument("--repeats", type=int, default=3, help="timed repetitions (median reported)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed repetitions, interleaved (minimum reported)")
     parser.add_argument("--naive-edges", type=int, default=2, help="edges the naive loop is timed on")
+    parser.add_argument("--batch-size", type=int, default=216, help="B (the paper's 216 by default)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--out", type=Path, default=None, help="write JSON results here")
     args = parser.parse_args(argv)
@@ -145,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     rows = []
     for name in args.cases:
-        row = bench_case(name, CASES[name], args.repeats, args.naive_edges)
+        row = bench_case(name, CASES[name], args.repeats, args.naive_edges, args.batch_size)
         rows.append(row)
         print(
             f"{name:26s} engine {row['engine_round_s']:.3f} s/round | per-edge loop {row['per_edge_loop_round_s']:.3f} s "

@@ -61,3 +61,17 @@ def test_cli_run_and_help(tmp_path, capsys):
     with pytest.raises(SystemExit) as ex:
         main(["run", "--help"])
     assert ex.value.code == 0
+
+
+def test_benchmark_script_runs_and_reports_ratios(tmp_path):
+    """Smoke test of the benchmark's plumbing (no timing is asserted)."""
+    import json
+
+    from dpdl_core.bench import main
+
+    out = tmp_path / "bench.json"
+    assert main(["--cases", "mnist_bipartite_10", "--repeats", "1", "--naive-edges", "1", "--batch-size", "4", "--out", str(out)]) == 0
+    row = json.loads(out.read_text())["results"][0]
+    assert row["edges"] == 60 and row["params"] == 5142
+    for key in ("engine_round_s", "per_edge_loop_round_s", "naive_round_s", "speedup_vs_per_edge", "speedup_vs_naive", "kernel_fraction"):
+        assert row[key] > 0
