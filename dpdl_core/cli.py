@@ -65,6 +65,13 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_summary(args) -> int:
+    from .paper_results import summary_markdown
+
+    print(summary_markdown(args.profile), end="")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpdl_core", description="DPDL replication package.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -91,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("report", help="static HTML site of the executed notebooks")
     p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("summary", help="reproduced-vs-paper accuracy summary of a profile's stored runs")
+    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p.set_defaults(func=_cmd_summary)
 
     args = parser.parse_args(argv)
     return args.func(args)

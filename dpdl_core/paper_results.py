@@ -232,3 +232,33 @@ def write_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str, title: 
     lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
     (figures_dir() / f"{name}.tex").write_text("\n".join(lines) + "\n")
     return text
+
+
+TABLES = {
+    "Table I": ("mnist", ["bipartite", "fully_connected"]),
+    "Table II": ("cifar10", ["bipartite", "fully_connected"]),
+    "Table V": ("mnist", ["ring"]),
+    "Table VI": ("cifar10", ["ring"]),
+}
+
+
+def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
+    """Reproduced-vs-paper summary over the accuracy tables of a profile: per table and
+    algorithm, our mean final accuracy over the cells that ran beside the paper's mean over
+    the same cells, and the claims verdicts. Cells without stored runs are skipped."""
+    store = store or ResultStore()
+    out = [f"Profile `{profile}`. Mean over the cells that ran of the final average-model test accuracy (%).", "",
+           "| table | data that ran | algorithm | cells | ours | paper (same cells) |", "|---|---|---|---|---|---|"]
+    verdicts = []
+    for name, (dataset, topos) in TABLES.items():
+        configs = [c for c in grid(dataset, topos, profile) if store.has(c.hash)]
+        if not configs:
+            continue
+        table, claims_df, label = accuracy_table(configs, store)
+        for alg, g in table.groupby("algorithm"):
+            out.append(f"| {name} | {label} | {DISPLAY_NAMES[alg]} | {len(g)} | {g['ours_mean'].mean():.1f} | {g['paper_mean'].mean():.1f} |")
+        verdicts += [f"| {name} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
+    out += ["", "| table | claim of the paper | at this scale |", "|---|---|---|"] + verdicts
+    text = "\n".join(out) + "\n"
+    (figures_dir() / f"dpdl_summary_{profile}.md").write_text(text)
+    return text
