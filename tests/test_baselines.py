@@ -135,7 +135,7 @@ def _synthetic(n=480, d_informative=5, seed=0) -> Dataset:
     feats = torch.randn(n, d_informative, generator=g)
     x.view(n, -1)[:, :d_informative] = feats
     teacher = torch.randn(d_informative, 10, generator=g)
-    y = torch.distributions.Categorical(logits=0.5 * feats @ teacher).sample()
+    y = torch.multinomial(torch.softmax(0.5 * feats @ teacher, dim=1), 1, generator=g).squeeze(1)
     meta = {"name": "mnist", "subset": True, "n_train": n, "n_test": n, "note": "synthetic"}
     return Dataset(DATASETS["mnist"], x, y, x.clone(), y.clone(), meta)
 
@@ -157,9 +157,10 @@ def _centralised_optimum(data):
 
 # Stated tolerances on f(x̄) − f* after 400 rounds (measured gap in brackets): gradient
 # tracking (DP-NETFLEET, ~0) and MUFFLIATO's near-exact averaging (2e-5) are exact up to
-# convergence; DPDL (4e-5) is slightly biased by its unequal similarity weights C^ij;
-# DP-DPSGD keeps the constant-step heterogeneity bias of D-PSGD (5e-4); DP-CGA's dual
-# margin (v ≥ 0.5) biases its direction (1.5e-3).
+# convergence; DPDL (5e-6) is slightly biased by its unequal similarity weights C^ij;
+# DP-DPSGD keeps the constant-step heterogeneity bias of D-PSGD (2e-4); DP-CGA's dual
+# margin (v ≥ 0.5) biases its direction (1.1e-3; the bias depends on the data, which is
+# why the data are drawn from a seeded generator only).
 TOLERANCE = {"dp_netfleet": 1e-4, "muffliato": 1e-4, "dpdl": 2e-4, "dp_dpsgd": 2e-3, "dp_cga": 5e-3}
 
 
