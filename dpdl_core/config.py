@@ -122,7 +122,7 @@ class ExperimentConfig:
                 self._check_int(name, minimum=1)
         for name, lo, hi in (("alpha_d", 0, None), ("lr", 0, None), ("clip", 0, None), ("delta", 0, 1)):
             self._check_float(name, lo, hi)
-        self._check_float("momentum", -1e-12, 1, inclusive_low=True)
+        self._check_float("momentum", 0, 1, inclusive_low=True)
         if self.epsilon is not None:
             self._check_float("epsilon", 0, None)
         if self.sigma_rule == "fixed":
@@ -160,7 +160,7 @@ class ExperimentConfig:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         ok = ok and (value >= low if inclusive_low else value > low) and (high is None or value <= high)
         if not ok:
-            rng = f"> {low}" if not inclusive_low else f">= {max(low, 0)}"
+            rng = f">= {low}" if inclusive_low else f"> {low}"
             rng += f" and <= {high}" if high is not None else ""
             raise ConfigError(f"{name}={value!r} must be a number {rng}")
 
@@ -239,17 +239,14 @@ def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]
             items.append((k.strip(), yaml.safe_load(v)))
     d = cfg.to_dict()
     algo = dict(d["algo"])
-    algo_changed = False
     for k, v in items:
         if k.startswith("algo."):
             algo[k[5:]] = v
-            algo_changed = True
         else:
             if k == "algorithm" and v != cfg.algorithm:
                 algo = {}  # options of another algorithm do not carry over
-                algo_changed = True
             d[k] = v
-    d["algo"] = algo if algo_changed else d["algo"]
+    d["algo"] = algo
     return ExperimentConfig.from_dict(d)
 
 
