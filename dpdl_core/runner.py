@@ -104,17 +104,23 @@ class Prepared:
     y_eval: torch.Tensor
     rngs: object
 
-    def sample_batches(self) -> tuple[torch.Tensor, torch.Tensor]:
+    def sample_batches(
+        self, batch_size: int | None = None, generator: torch.Generator | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Each agent's batch of B distinct local samples (with replacement only for an
-        agent holding fewer than B): ``(N, B, ...)``, ``(N, B)``."""
-        B = self.config.batch_size
+        agent holding fewer than B): ``(N, B, ...)``, ``(N, B)``.
+
+        ``batch_size`` and ``generator`` default to the run's; the attacks pass their own
+        so that an intercepted round leaves the training trajectory untouched."""
+        B = batch_size or self.config.batch_size
+        gen = generator or self.rngs.batches
         mask = (torch.arange(self.index.shape[1]) < self.sizes.unsqueeze(1)).float()
         small = self.sizes < B
         local = torch.empty(len(self.sizes), B, dtype=torch.long)
         if (~small).any():
-            local[~small] = torch.multinomial(mask[~small], B, replacement=False, generator=self.rngs.batches)
+            local[~small] = torch.multinomial(mask[~small], B, replacement=False, generator=gen)
         if small.any():
-            local[small] = torch.multinomial(mask[small], B, replacement=True, generator=self.rngs.batches)
+            local[small] = torch.multinomial(mask[small], B, replacement=True, generator=gen)
         idx = self.index.gather(1, local)
         return self.x_train[idx], self.y_train[idx]
 

@@ -27,6 +27,10 @@ class RunContext:
         Position of (i, i) in the edge list.
     sigma : (N,)
         Noise multiplier of each agent's messages (σ_i; noise std σ_i·C).
+    recorder : dict, optional
+        When set, :meth:`record` keeps a copy of every message an algorithm sends this
+        round, keyed by channel (the gradient-inversion attacks read it); ``None`` in
+        training.
     """
 
     engine: Engine
@@ -42,6 +46,7 @@ class RunContext:
     momentum: float
     batch_size: int
     noise_generator: torch.Generator
+    recorder: dict | None = None
 
     @classmethod
     def build(cls, engine: Engine, topology: Topology, sigma: np.ndarray, *, clip, lr, momentum, batch_size, noise_generator):
@@ -87,6 +92,22 @@ class RunContext:
         agents = torch.arange(self.n_agents, device=X.device)
         sums, losses = self.engine.clipped_sums(X, agents, xb, yb, self.clip)
         return (sums + self.noise(agents, self.engine.P)) / yb.shape[1], losses.mean(1)
+
+    def record(self, channel: str, messages: torch.Tensor, models: torch.Tensor, owners: torch.Tensor) -> None:
+        """Expose the messages of ``channel`` to an eavesdropper (no-op without a recorder).
+
+        Parameters
+        ----------
+        messages : (M, P)
+            What is sent over the links.
+        models : (M, P)
+            The parameters each message was computed at (known to the eavesdropper, who
+            sees the models broadcast).
+        owners : (M,) long
+            Whose local batch each message was computed from.
+        """
+        if self.recorder is not None:
+            self.recorder[channel] = (messages.detach().clone(), models.detach().clone(), owners.detach().clone())
 
     def noise(self, owners: torch.Tensor, P: int) -> torch.Tensor:
         """Gaussian noise N(0, σ_o²C²I) for messages made by agents ``owners`` (E,)."""

@@ -149,6 +149,8 @@ class DPCGA(Algorithm):
         clipped = grads * torch.clamp(ctx.clip / (grads.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
         z = ctx.noise(j, eng.P)
         msgs = clipped + (z / ctx.batch_size if self.params.noise == "matched" else z)
+        cross = i != j
+        ctx.record("CG", msgs[cross], X[i[cross]], j[cross])
         g_tilde = torch.as_tensor(
             self._aggregate(msgs.double().cpu().numpy(), i.cpu().numpy(), j.cpu().numpy()),
             dtype=X.dtype,

@@ -47,6 +47,8 @@ class DPDPSGD(Algorithm):
     def step(self, state, xb, yb):
         ctx = self.ctx
         g, losses = ctx.noisy_gradients(state["x"], xb, yb)
+        # The broadcast model difference reveals g to anyone who saw x and v.
+        ctx.record("gradient", g, state["x"], torch.arange(ctx.n_agents, device=g.device))
         state["v"] = ctx.momentum * state["v"] + g
         state["x"] = ctx.W @ state["x"] - ctx.lr * state["v"]
         return losses

@@ -74,6 +74,9 @@ class DPNetFleet(Algorithm):
                 h = h_new
         state["x"] = ctx.W @ x
         g_new, losses = ctx.noisy_gradients(state["x"], xb, yb)
+        # The tracking message's increment y − Σw·y = g_new − g_old reveals g_new to an
+        # eavesdropper who followed the previous rounds.
+        ctx.record("gradient", g_new, state["x"], torch.arange(ctx.n_agents, device=g_new.device))
         state["y"] = ctx.W @ state["y"] + g_new - state["g"]
         state["g"] = g_new
         return losses

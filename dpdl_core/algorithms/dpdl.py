@@ -132,6 +132,8 @@ class DPDL(Algorithm):
         # Eqs (8)-(14): one batched pass over every (model x_i, batch of j) pair.
         sums, losses = eng.clipped_sums(X[i], j, xb, yb, ctx.clip, unit=self.unit)
         noisy = (sums + ctx.noise(j, eng.P)) / self.n_units  # g̈^{ij}, made by agent j
+        cross = i != j
+        ctx.record("CG", noisy[cross], X[i[cross]], j[cross])
         clean_self = sums[ctx.self_edge] / self.n_units  # ĝ^{ii}, eq. (14)
         g_ii = clean_self[i]
         # Eqs (15)-(18).
@@ -144,6 +146,7 @@ class DPDL(Algorithm):
             g_tilde += self.params.weight_decay * X
         # Eqs (19)-(22).
         v_tilde = ctx.momentum * V + g_tilde
+        ctx.record("MM", v_tilde, X, torch.arange(N, device=X.device))
         x_tilde = X - ctx.lr * v_tilde
         state["v"] = ctx.W @ v_tilde
         state["x"] = ctx.W @ x_tilde

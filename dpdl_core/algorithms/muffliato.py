@@ -97,5 +97,7 @@ class Muffliato(Algorithm):
     def step(self, state, xb, yb):
         ctx = self.ctx
         g, losses = ctx.noisy_gradients(state["x"], xb, yb)
+        # The first gossip message x − ηg reveals g to anyone who knows x.
+        ctx.record("gradient", g, state["x"], torch.arange(ctx.n_agents, device=g.device))
         state["x"] = chebyshev_gossip(ctx.W, state["x"] - ctx.lr * g, self.steps, self.gamma, self.params.start)
         return losses
