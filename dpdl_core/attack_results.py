@@ -1,0 +1,325 @@
+"""DPDL Figures 5–6 and Tables III–IV (gradient inversion), and the same attack on every
+baseline's messages.
+
+The profile's ``attack`` section sets the scale: attacked rounds (the paper's 200, 400,
+800), training batch size, the grid of topologies × N, victims per cell and the inversion
+budget. Notebooks call :func:`figure_cell` / :func:`table_cells` / :func:`algorithm_cells`,
+then :func:`run_cells`, then :func:`inversion_figure` or :func:`attack_table`. The paper's
+numbers come from ``dpdl_core/reference/dpdl_attack.csv`` and only ever fill a "paper"
+column.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .algorithms import DISPLAY_NAMES
+from .attacks import InversionConfig
+from .config import ExperimentConfig, paper_preset
+from .data import DATASETS, denormalize
+from .image_metrics import METRIC_NOTE
+from .paper_results import load_reference
+from .plotting import caption, figures_dir, save_figure
+from .profiles import load_profile
+from .results import ResultStore
+from .threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
+
+__all__ = [
+    "algorithm_cells",
+    "algorithms_figure",
+    "algorithms_table",
+    "attack_table",
+    "figure_cell",
+    "inversion_figure",
+    "privacy_claim",
+    "run_cells",
+    "scale_note",
+    "table_cells",
+    "table_note",
+    "write_attack_table",
+]
+
+Cell = tuple[ExperimentConfig, AttackSpec]
+SCENARIOS = ("ND-CG", "ND-MM", "DPDL-CG", "DPDL-MM")
+# Our column standing for each metric of the paper's tables.
+PAPER_METRICS = {"MSE": "MSE", "PSNR": "PSNR", "SSIM_x100": "SSIM"}
+
+
+def _section(profile: str, dataset: str | None = None) -> dict:
+    p = load_profile(profile)["attack"]
+    common = {k: v for k, v in p.items() if not isinstance(v, dict) or k == "inversion"}
+    if dataset is None:
+        return common
+    if dataset not in p:
+        raise ValueError(f"profile {profile!r} has no attack section for dataset={dataset!r}; allowed: mnist, cifar10")
+    return {**common, **p[dataset]}
+
+
+def _spec(s: dict, rounds) -> AttackSpec:
+    return AttackSpec(
+        rounds=tuple(rounds),
+        n_victims=s["n_victims"],
+        attack_batch=s["attack_batch"],
+        inversion=InversionConfig(**s["inversion"]),
+    )
+
+
+def _config(s: dict, dataset: str, topology: str, n_agents: int, rounds: int, algorithm: str = "dpdl", epsilon=None) -> ExperimentConfig:
+    return paper_preset(
+        dataset,
+        topology,
+        algorithm=algorithm,
+        n_agents=n_agents,
+        rounds=int(rounds),
+        batch_size=s["batch_size"],
+        train_samples=s["train_samples"],
+        eval_samples=100,
+        eval_every=int(rounds),
+        sigma_rule=s["sigma_rule"],
+        epsilon=s["epsilon"] if epsilon is None else epsilon,
+    )
+
+
+def figure_cell(dataset: str, profile: str) -> Cell:
+    """Figures 5/6: N = 10 (profile), bipartite, every attacked round."""
+    s = _section(profile, dataset)
+    return _config(s, dataset, "bipartite", s["figure_n_agents"], max(s["rounds"])), _spec(s, s["rounds"])
+
+
+def table_cells(dataset: str, profile: str) -> list[Cell]:
+    """Tables III/IV: topologies × N at the last attacked round."""
+    s = _section(profile, dataset)
+    last = max(s["rounds"])
+    return [
+        (_config(s, dataset, topo, n, last), _spec(s, [last]))
+        for topo in s["topologies"]
+        for n in s["n_agents"]
+    ]
+
+
+def algorithm_cells(profile: str) -> list[Cell]:
+    """Every algorithm at equal ε on the profile's ``all_algorithms`` setting."""
+    extra = load_profile(profile)["attack"]["all_algorithms"]
+    d = extra["dataset"]
+    s = {**_section(profile, d), **extra}
+    last = max(s["rounds"])
+    return [(_config(s, d, s["topology"], s["n_agents"], last, algorithm=a), _spec(s, [last])) for a in s["algorithms"]]
+
+
+def scale_note(dataset: str, profile: str) -> str:
+    """One line naming the attack scale of a profile."""
+    s = _section(profile, dataset)
+    inv = s["inversion"]
+    return (
+        f"epsilon {s['epsilon']}, attacked rounds {s['rounds']} (paper 200/400/800), training B = {s['batch_size']}, "
+        f"sigma rule {s['sigma_rule']}, {s['n_victims']} victim(s) x {s['attack_batch']} image, "
+        f"{inv.get('iterations', InversionConfig.iterations)} iterations x {inv.get('restarts', InversionConfig.restarts)} restarts"
+    )
+
+
+def run_cells(cells: list[Cell], store: ResultStore | None = None, progress: bool | None = None) -> list[AttackResult]:
+    """Attack every cell (cached cells are loaded; an interrupted sweep resumes)."""
+    from .runner import _progress_enabled
+
+    show = _progress_enabled(progress)
+    it = cells
+    if show:
+        from tqdm.auto import tqdm
+
+        it = tqdm(cells, desc="attack cells", unit="cell")
+    return [attack_cell(cfg, spec, store=store) for cfg, spec in it]
+
+
+def _to_image(x: np.ndarray) -> tuple[np.ndarray, str | None]:
+    if x.shape[0] == 1:
+        return x[0], "gray"
+    return np.transpose(x, (1, 2, 0)), None
+
+
+def inversion_figure(result: AttackResult, config: ExperimentConfig, profile: str, name: str, title: str):
+    """Ground truth and the reconstructions of every scenario at every attacked round
+    (columns: rounds × victims), PSNR ([0, 1] pixels) under each image; saved to
+    ``figures/<name>``."""
+    spec = DATASETS[config.dataset]
+    rounds = sorted({r for _, r in result.recon})
+    scenarios = [s for s in SCENARIOS if any(k[0] == s for k in result.recon)] or sorted({k[0] for k in result.recon})
+    n = result.truth[(scenarios[0], rounds[0])].shape[0]
+    cols = len(rounds) * n
+    fig, axes = plt.subplots(1 + len(scenarios), cols, figsize=(0.95 * cols + 1.2, 1.15 * (1 + len(scenarios)) + 0.9), squeeze=False)
+    m = result.metrics
+    for ri, r in enumerate(rounds):
+        truth = denormalize(result.truth[(scenarios[0], r)], spec).clamp(0, 1).numpy()
+        for v in range(n):
+            c = ri * n + v
+            img, cmap = _to_image(truth[v])
+            axes[0, c].imshow(img, cmap=cmap, vmin=0, vmax=1)
+            axes[0, c].set_title(f"round {r}" if v == 0 else "", fontsize=8, loc="left")
+            for si, s in enumerate(scenarios):
+                rec = denormalize(result.recon[(s, r)], spec).clamp(0, 1).numpy()
+                img, cmap = _to_image(rec[v])
+                ax = axes[1 + si, c]
+                ax.imshow(img, cmap=cmap, vmin=0, vmax=1)
+                row = m[(m["scenario"] == s) & (m["round"] == r)].iloc[v]
+                ax.set_xlabel(f"{row['PSNR_01']:.1f} dB", fontsize=7)
+    for ax in axes.flat:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    for si, label in enumerate(["ground truth", *scenarios]):
+        axes[si, 0].set_ylabel(label, fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    extra = (
+        f"N = {config.n_agents}, {config.topology}, epsilon {config.epsilon}, sigma = {result.meta['sigma']['True']:.3g}; "
+        f"{scale_note(config.dataset, profile)}; PSNR on [0, 1] pixels under each image"
+    )
+    save_figure(fig, name, caption(result.meta["dataset_label"], profile, extra))
+    return fig
+
+
+def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame:
+    """Long table: ``topology, n_agents, scenario, metric, ours, paper`` at the last round.
+
+    Metrics: MSE and PSNR (normalised space, the paper's columns), SSIM_x100 (SSIM × 100
+    on [0, 1] pixels), PSNR_01, and ``success_%`` (share of images with PSNR_01 ≥
+    :data:`SUCCESS_PSNR` dB), the last two without a paper value.
+    """
+    ref = load_reference("dpdl_attack")
+    rows = []
+    for (cfg, spec), res in zip(cells, results):
+        last = max(spec.rounds)
+        s = res.summary()
+        s = s[s["round"] == last]
+        for _, r in s.iterrows():
+            ours = {"MSE": r["MSE"], "PSNR": r["PSNR"], "SSIM_x100": 100 * r["SSIM"], "PSNR_01": r["PSNR_01"], "success_%": 100 * r["success"]}
+            for metric, value in ours.items():
+                hit = ref[(ref["dataset"] == cfg.dataset) & (ref["metric"] == metric) & (ref["scenario"] == r["scenario"])
+                          & (ref["topology"] == cfg.topology) & (ref["n_agents"] == cfg.n_agents)]
+                rows.append({
+                    "topology": cfg.topology, "n_agents": cfg.n_agents, "scenario": r["scenario"], "metric": metric,
+                    "ours": float(value), "paper": float(hit["value"].iloc[0]) if len(hit) else np.nan,
+                })
+    return pd.DataFrame(rows)
+
+
+def privacy_claim(table: pd.DataFrame) -> pd.DataFrame:
+    """The paper's claim, per channel: the DP message is harder to invert than the
+    unperturbed one (higher MSE, lower PSNR and SSIM) in every cell, and no DP
+    reconstruction passes the success threshold while some unperturbed ones do."""
+    out = []
+    for channel in sorted({s.split("-", 1)[1] for s in table["scenario"]}):
+        wide = table.pivot_table(index=["topology", "n_agents", "metric"], columns="scenario", values="ours")
+        nd = [c for c in wide.columns if c == f"ND-{channel}"]
+        dp = [c for c in wide.columns if c.endswith(f"-{channel}") and not c.startswith("ND")]
+        if not nd or not dp:
+            continue
+        nd, dp = wide[nd[0]], wide[dp[0]]
+        checks = {
+            "MSE": (nd.xs("MSE", level="metric") < dp.xs("MSE", level="metric")),
+            "PSNR": (nd.xs("PSNR", level="metric") > dp.xs("PSNR", level="metric")),
+            "SSIM_x100": (nd.xs("SSIM_x100", level="metric") > dp.xs("SSIM_x100", level="metric")),
+        }
+        ok = sum(int(v.sum()) for v in checks.values())
+        total = sum(len(v) for v in checks.values())
+        dp_success = float(dp.xs("success_%", level="metric").max())
+        nd_success = float(nd.xs("success_%", level="metric").max())
+        out.append({
+            "channel": channel,
+            "DP worse for the attacker (MSE, PSNR, SSIM comparisons)": f"{ok} of {total}",
+            f"best ND success (% >= {SUCCESS_PSNR:g} dB)": nd_success,
+            "best DP success (%)": dp_success,
+            "verdict": "holds" if ok == total and dp_success == 0 and nd_success > 0 else "fails",
+        })
+    return pd.DataFrame(out)
+
+
+def _fmt(v: float, metric: str) -> str:
+    if np.isnan(v):
+        return "—"
+    return f"{v:.0f}" if metric == "success_%" else f"{v:.2f}"
+
+
+def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, title: str, note: str) -> str:
+    """Render ``ours (paper)`` per metric × scenario (rows) and topology × N (columns) to
+    ``figures/<name>.md`` and ``.tex``; return the Markdown."""
+    cells = table[["topology", "n_agents"]].drop_duplicates().values.tolist()
+    heads = [f"{t} N={n}" for t, n in cells]
+    order = ["MSE", "PSNR", "SSIM_x100", "PSNR_01", "success_%"]
+    body = []
+    for metric in order:
+        for scenario in dict.fromkeys(table["scenario"]):
+            vals = []
+            for t, n in cells:
+                hit = table[(table["topology"] == t) & (table["n_agents"] == n) & (table["scenario"] == scenario) & (table["metric"] == metric)]
+                if not len(hit):
+                    vals.append("—")
+                    continue
+                o, p = hit["ours"].iloc[0], hit["paper"].iloc[0]
+                vals.append(_fmt(o, metric) + ("" if np.isnan(p) else f" ({_fmt(p, metric)})"))
+            body.append([metric, scenario, *vals])
+    cols = ["metric", "scenario", *heads]
+    md = [f"**{title}**", "", f"_{note}_", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    md += ["| " + " | ".join(r) + " |" for r in body]
+    if len(claim):
+        ccols = list(claim.columns)
+        md += ["", "| " + " | ".join(ccols) + " |", "|" + "---|" * len(ccols)]
+        md += ["| " + " | ".join(str(v) for v in r) + " |" for r in claim.itertuples(index=False)]
+    text = "\n".join(md) + "\n"
+    (figures_dir() / f"{name}.md").write_text(text)
+
+    def tex(s):
+        return str(s).replace("_", r"\_").replace("%", r"\%").replace("—", "--").replace(">=", r"$\geq$")
+
+    lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + tex(title) + ". " + tex(note) + "}",
+             r"\begin{tabular}{" + "l" * len(cols) + "}", r"\hline", " & ".join(tex(c) for c in cols) + r" \\", r"\hline"]
+    lines += [" & ".join(tex(c) for c in r) + r" \\" for r in body]
+    lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
+    (figures_dir() / f"{name}.tex").write_text("\n".join(lines) + "\n")
+    return text
+
+
+def table_note(results: list[AttackResult], dataset: str, profile: str) -> str:
+    """Caption line: data that ran, profile, scale, metric definitions."""
+    return (f"{results[0].meta['dataset_label']}; profile {profile}; {scale_note(dataset, profile)}; "
+            f"ours (paper); {METRIC_NOTE}; success = PSNR [0,1] >= {SUCCESS_PSNR:g} dB")
+
+
+def algorithms_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame:
+    """Mean metrics per algorithm and scenario (message with and without its noise) at
+    the last attacked round; SSIM × 100, success in %."""
+    frames = []
+    for (cfg, spec), res in zip(cells, results):
+        s = res.summary()
+        s = s[s["round"] == max(spec.rounds)].drop(columns="round")
+        s.insert(0, "algorithm", DISPLAY_NAMES[cfg.algorithm])
+        s.insert(2, "sigma", [res.meta["sigma"][str(p)] for p in res.metrics.groupby("scenario", sort=False)["private"].first()])
+        frames.append(s)
+    out = pd.concat(frames, ignore_index=True)
+    out["SSIM"] *= 100
+    out["success"] *= 100
+    return out.rename(columns={"SSIM": "SSIM_x100", "success": "success_%"})
+
+
+def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: list[Cell], profile: str, name: str):
+    """PSNR ([0, 1] pixels) of the reconstructions from each algorithm's messages, with and
+    without its noise, per channel; saved to ``figures/<name>`` with the table as Markdown."""
+    import seaborn as sns
+
+    t = table.assign(
+        message=[("no noise" if s.startswith("ND") else "with DP noise") + f" ({s.rsplit('-', 1)[1]})" for s in table["scenario"]]
+    )
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    sns.barplot(data=t, x="algorithm", y="PSNR_01", hue="message", ax=ax)
+    ax.axhline(SUCCESS_PSNR, color="0.4", ls="--", lw=1)
+    ax.set_ylabel("PSNR of reconstruction (dB, [0, 1] pixels)")
+    ax.set_xlabel("")
+    ax.legend(fontsize=7, title=None)
+    cfg, spec = cells[0]
+    ax.set_title(f"Gradient inversion on every algorithm's messages, round {max(spec.rounds)}", fontsize=10)
+    extra = (f"N = {cfg.n_agents}, {cfg.topology}, equal epsilon {cfg.epsilon} (sigma rule {cfg.sigma_rule}); "
+             f"dashed: success threshold {SUCCESS_PSNR:g} dB; {scale_note(cfg.dataset, profile)}")
+    save_figure(fig, name, caption(results[0].meta["dataset_label"], profile, extra))
+    cols = list(table.columns)
+    md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    md += ["| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |" for r in table.itertuples(index=False)]
+    (figures_dir() / f"{name}.md").write_text(f"_{caption(results[0].meta['dataset_label'], profile, extra)}_\n\n" + "\n".join(md) + "\n")
+    return fig
