@@ -61,11 +61,13 @@ def _spec(s: dict, rounds) -> AttackSpec:
         rounds=tuple(rounds),
         n_victims=s["n_victims"],
         attack_batch=s["attack_batch"],
+        sigma_batch_size=s.get("sigma_batch_size"),
         inversion=InversionConfig(**s["inversion"]),
     )
 
 
 def _config(s: dict, dataset: str, topology: str, n_agents: int, rounds: int, algorithm: str = "dpdl", epsilon=None) -> ExperimentConfig:
+    """The private training config of one cell (the paper's hyper-parameters, the profile's scale)."""
     return paper_preset(
         dataset,
         topology,
@@ -76,8 +78,8 @@ def _config(s: dict, dataset: str, topology: str, n_agents: int, rounds: int, al
         train_samples=s["train_samples"],
         eval_samples=100,
         eval_every=int(rounds),
-        sigma_rule=s["sigma_rule"],
         epsilon=s["epsilon"] if epsilon is None else epsilon,
+        sigma_rule=s["sigma_rule"],
     )
 
 
@@ -113,7 +115,7 @@ def scale_note(dataset: str, profile: str) -> str:
     inv = s["inversion"]
     return (
         f"epsilon {s['epsilon']}, attacked rounds {s['rounds']} (paper 200/400/800), training B = {s['batch_size']}, "
-        f"sigma rule {s['sigma_rule']}, {s['n_victims']} victim(s) x {s['attack_batch']} image, "
+        f"sigma rule {s['sigma_rule']} (tapped messages: the rule at B = {s.get('sigma_batch_size', s['batch_size'])}), {s['n_victims']} victim(s) x {s['attack_batch']} image, "
         f"{inv.get('iterations', InversionConfig.iterations)} iterations x {inv.get('restarts', InversionConfig.restarts)} restarts"
     )
 
@@ -169,7 +171,8 @@ def inversion_figure(result: AttackResult, config: ExperimentConfig, profile: st
         axes[si, 0].set_ylabel(label, fontsize=8)
     fig.suptitle(title, fontsize=10)
     extra = (
-        f"N = {config.n_agents}, {config.topology}, epsilon {config.epsilon}, sigma = {result.meta['sigma']['True']:.3g}; "
+        f"N = {config.n_agents}, {config.topology}, tapped-message sigma = {result.meta['sigma']['True']:.3g} "
+        f"(training sigma {result.meta['train_sigma']['True']:.3g}); "
         f"{scale_note(config.dataset, profile)}; PSNR on [0, 1] pixels under each image"
     )
     save_figure(fig, name, caption(result.meta["dataset_label"], profile, extra))

@@ -41,6 +41,7 @@ import pandas as pd
 import torch
 
 from .algorithms import DISPLAY_NAMES
+from .algorithms.dpdl import paper_alpha
 from .attacks import InversionConfig, infer_labels, invert, pixel_box
 from .config import ExperimentConfig
 from .data import DATASETS, describe
@@ -48,6 +49,7 @@ from .engine import ParamLayout
 from .image_metrics import reconstruction_metrics
 from .models import build_model
 from .results import ResultStore, atomic_write_bytes
+from .privacy import calibrate
 from .runner import prepare
 from .seeding import derive_seed
 
@@ -73,6 +75,12 @@ class AttackSpec:
         Agents attacked per round and channel.
     attack_batch : int
         Images per agent in a tapped round.
+    sigma_batch_size : int, optional
+        Evaluate the config's σ rule at this batch size for the tapped round (the paper's
+        216). Under the ``authors_code`` rule σ grows with B while the training noise per
+        coordinate σC/B does not, so a profile may train at a small B with the paper's
+        training noise and still attack messages as noisy as the paper's. ``None``: the
+        training σ.
     mm_target : {"innovation", "difference"}
         Which momentum quantity the MM channel inverts (module docstring).
     labels : {"idlg", "known"}
@@ -84,6 +92,7 @@ class AttackSpec:
     rounds: tuple[int, ...]
     n_victims: int = 4
     attack_batch: int = 1
+    sigma_batch_size: int | None = None
     mm_target: str = "innovation"
     labels: str = "idlg"
     inversion: InversionConfig = field(default_factory=InversionConfig)
@@ -98,6 +107,8 @@ class AttackSpec:
             raise ValueError(f"labels={self.labels!r} is not allowed; allowed values: {list(LABEL_MODES)}")
         if self.labels == "idlg" and self.attack_batch != 1:
             raise ValueError("labels='idlg' reads one label per message; use attack_batch=1 or labels='known'")
+        if self.sigma_batch_size is not None and not (isinstance(self.sigma_batch_size, int) and self.sigma_batch_size >= 1):
+            raise ValueError(f"sigma_batch_size={self.sigma_batch_size!r} must be an integer >= 1 or null")
         for name in ("n_victims", "attack_batch"):
             v = getattr(self, name)
             if not (isinstance(v, int) and v >= 1):
@@ -137,10 +148,28 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
     interceptions : list of Interception
         For every attacked round, channel and victim.
     meta : dict
-        σ, dataset label and victims.
+        σ of the tapped messages and of training, dataset label and victims.
     """
     prep = prepare(config)
     alg, eng, ctx = prep.algorithm, prep.engine, prep.ctx
+    tap_sigma = ctx.sigma
+    if spec.sigma_batch_size and ctx.private:
+        tap_sigma = torch.as_tensor(
+            calibrate(
+                config.sigma_rule,
+                epsilon=config.epsilon,
+                delta=config.delta,
+                W=ctx.topology.W,
+                local_sizes=prep.sizes.numpy(),
+                messages=type(alg).messages_per_round(ctx.topology, alg.params),
+                batch_size=spec.sigma_batch_size,
+                rounds=config.rounds,
+                sigma=config.sigma,
+                alpha=getattr(alg.params, "alpha", None) or paper_alpha(config.topology),
+            ).sigma,
+            dtype=ctx.sigma.dtype,
+            device=ctx.sigma.device,
+        )
     state = alg.init_state(eng.initial_params(config.n_agents))
     victims = _victims(config, spec.n_victims)
     tapped = set(spec.rounds)
@@ -149,7 +178,9 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
     for t in range(1, max(tapped) + 1):
         if t in tapped:
             gen = torch.Generator(device=eng.device).manual_seed(derive_seed(config.seed, "attack", t))
-            side_ctx = dataclasses.replace(ctx, batch_size=spec.attack_batch, noise_generator=gen, recorder={})
+            side_ctx = dataclasses.replace(
+                ctx, batch_size=spec.attack_batch, sigma=tap_sigma, noise_generator=gen, recorder={}
+            )
             side = type(alg)(alg.params, side_ctx)
             xb, yb = prep.sample_batches(spec.attack_batch, gen)
             before = {k: v.clone() for k, v in state.items()}
@@ -172,7 +203,8 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
             previous_mm = ctx.recorder["MM"][0]
         ctx.recorder = None
     meta = {
-        "sigma": float(np.mean(prep.sigma_report.sigma)),
+        "sigma": float(tap_sigma.mean()),
+        "train_sigma": float(np.mean(prep.sigma_report.sigma)),
         "dataset_label": describe(prep.data.meta),
         "victims": victims,
     }
@@ -239,14 +271,16 @@ def attack_cell(
         return AttackResult(**saved)
 
     spec_data = DATASETS[config.dataset]
-    runs = {False: config.replace(epsilon=None), True: config}
+    # No defence: the same run without the Gaussian mechanism, whatever the σ rule.
+    runs = {False: config.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), True: config}
     jobs: list[tuple[bool, Interception]] = []
-    meta = {"spec": spec.to_dict(), "configs": {}, "sigma": {}}
+    meta = {"spec": spec.to_dict(), "configs": {}, "sigma": {}, "train_sigma": {}}
     for private, cfg in runs.items():
         found, info = intercept(cfg, spec)
         jobs += [(private, it) for it in found]
         meta["configs"][str(private)] = cfg.to_dict()
         meta["sigma"][str(private)] = info["sigma"]
+        meta["train_sigma"][str(private)] = info["train_sigma"]
         meta["dataset_label"], meta["victims"] = info["dataset_label"], info["victims"]
 
     module = build_model(config.model, config.dataset, seed=0)
