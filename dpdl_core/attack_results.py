@@ -183,8 +183,9 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
     """Long table: ``topology, n_agents, scenario, metric, ours, paper`` at the last round.
 
     Metrics: MSE and PSNR (normalised space, the paper's columns), SSIM_x100 (SSIM × 100
-    on [0, 1] pixels), PSNR_01, and ``success_%`` (share of images with PSNR_01 ≥
-    :data:`SUCCESS_PSNR` dB), the last two without a paper value.
+    on [0, 1] pixels), PSNR_01, and ``success_%`` (share of images with PSNR_01 at or above
+    the dataset's :data:`~dpdl_core.threat_models.SUCCESS_PSNR`), the last two without a
+    paper value.
     """
     ref = load_reference("dpdl_attack")
     rows = []
@@ -228,8 +229,8 @@ def privacy_claim(table: pd.DataFrame) -> pd.DataFrame:
         out.append({
             "channel": channel,
             "DP worse for the attacker (MSE, PSNR, SSIM comparisons)": f"{ok} of {total}",
-            f"best ND success (% >= {SUCCESS_PSNR:g} dB)": nd_success,
-            "best DP success (%)": dp_success,
+            "best ND success (%)": round(nd_success),
+            "best DP success (%)": round(dp_success),
             "verdict": "holds" if ok == total and dp_success == 0 and nd_success > 0 else "fails",
         })
     return pd.DataFrame(out)
@@ -283,7 +284,7 @@ def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, titl
 def table_note(results: list[AttackResult], dataset: str, profile: str) -> str:
     """Caption line: data that ran, profile, scale, metric definitions."""
     return (f"{results[0].meta['dataset_label']}; profile {profile}; {scale_note(dataset, profile)}; "
-            f"ours (paper); {METRIC_NOTE}; success = PSNR [0,1] >= {SUCCESS_PSNR:g} dB")
+            f"ours (paper); {METRIC_NOTE}; success = PSNR [0,1] >= {SUCCESS_PSNR[dataset]:g} dB")
 
 
 def algorithms_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame:
@@ -312,14 +313,15 @@ def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: l
     )
     fig, ax = plt.subplots(figsize=(8, 3.6))
     sns.barplot(data=t, x="algorithm", y="PSNR_01", hue="message", ax=ax)
-    ax.axhline(SUCCESS_PSNR, color="0.4", ls="--", lw=1)
+    threshold = results[0].success_psnr
+    ax.axhline(threshold, color="0.4", ls="--", lw=1)
     ax.set_ylabel("PSNR of reconstruction (dB, [0, 1] pixels)")
     ax.set_xlabel("")
     ax.legend(fontsize=7, title=None)
     cfg, spec = cells[0]
     ax.set_title(f"Gradient inversion on every algorithm's messages, round {max(spec.rounds)}", fontsize=10)
-    extra = (f"N = {cfg.n_agents}, {cfg.topology}, equal epsilon {cfg.epsilon} (sigma rule {cfg.sigma_rule}); "
-             f"dashed: success threshold {SUCCESS_PSNR:g} dB; {scale_note(cfg.dataset, profile)}")
+    extra = (f"N = {cfg.n_agents}, {cfg.topology}, the same epsilon and sigma for every algorithm; "
+             f"dashed: success threshold {threshold:g} dB; {scale_note(cfg.dataset, profile)}")
     save_figure(fig, name, caption(results[0].meta["dataset_label"], profile, extra))
     cols = list(table.columns)
     md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]

@@ -57,10 +57,12 @@ __all__ = ["AttackSpec", "AttackResult", "Interception", "intercept", "attack_ce
 
 MM_TARGETS = ("innovation", "difference")
 LABEL_MODES = ("idlg", "known")
-# PSNR on [0, 1] pixels above which a reconstruction counts as successful: at 15 dB an
-# MNIST digit or a CIFAR-10 object is recognisable by eye in our figures; random guesses
-# score 5-10 dB.
-SUCCESS_PSNR = 15.0
+# PSNR ([0, 1] pixels) at or above which a reconstruction counts as successful, per dataset:
+# the 90th percentile, rounded up to a whole dB, of the PSNR that a flat image of the true
+# mean colour scores (measured on 2,000 training images: MNIST 12.4 dB, CIFAR-10 18.0 dB),
+# i.e. better than knowing the colour for 9 images in 10. CIFAR-10 images are low-contrast,
+# so one absolute threshold for both datasets would count colour blobs as successes.
+SUCCESS_PSNR = {"mnist": 13.0, "cifar10": 18.0}
 
 
 @dataclass(frozen=True)
@@ -231,10 +233,15 @@ class AttackResult:
     truth: dict
     meta: dict
 
-    def summary(self, success_psnr: float = SUCCESS_PSNR) -> pd.DataFrame:
+    @property
+    def success_psnr(self) -> float:
+        """The dataset's success threshold (:data:`SUCCESS_PSNR`)."""
+        return SUCCESS_PSNR[self.meta["configs"]["True"]["dataset"]]
+
+    def summary(self) -> pd.DataFrame:
         """Mean metrics per scenario and round, plus the share of images above
-        ``success_psnr`` dB ([0, 1] pixels)."""
-        m = self.metrics.assign(success=self.metrics["PSNR_01"] >= success_psnr)
+        :attr:`success_psnr` dB ([0, 1] pixels)."""
+        m = self.metrics.assign(success=self.metrics["PSNR_01"] >= self.success_psnr)
         cols = ["MSE", "PSNR", "MSE_01", "PSNR_01", "SSIM", "success"]
         return m.groupby(["scenario", "round"], sort=False)[cols].mean().reset_index()
 
