@@ -130,7 +130,7 @@ def run_cells(cells: list[Cell], store: ResultStore | None = None, progress: boo
         from tqdm.auto import tqdm
 
         it = tqdm(cells, desc="attack cells", unit="cell")
-    return [attack_cell(cfg, spec, store=store) for cfg, spec in it]
+    return [attack_cell(cfg, spec, store=store, progress=show) for cfg, spec in it]
 
 
 def _to_image(x: np.ndarray) -> tuple[np.ndarray, str | None]:

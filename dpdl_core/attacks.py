@@ -209,7 +209,8 @@ def invert(
             return (g - target).pow(2).sum(-1), g
         return 1 - _cosine(g, target) + config.tv * total_variation(x), g
 
-    steps = range(config.iterations)
+    # L-BFGS evaluates the objective up to 20 times per step.
+    steps = range(config.iterations if config.method == "geiping" else max(1, config.iterations // 20))
     if progress:
         from tqdm.auto import tqdm
 
@@ -238,10 +239,8 @@ def invert(
             total.backward()
             return total
 
-        for _ in range(max(1, config.iterations // 20)):
+        for _ in steps:
             opt.step(closure)
-            if progress:
-                steps.update(20)
     with torch.no_grad():  # torch.func.grad still differentiates inside
         obj, g = objective()
     obj = torch.nan_to_num(obj.view(K, R), nan=float("inf"))
