@@ -295,7 +295,8 @@ def algorithms_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataF
         s = res.summary()
         s = s[s["round"] == max(spec.rounds)].drop(columns="round")
         s.insert(0, "algorithm", DISPLAY_NAMES[cfg.algorithm])
-        s.insert(2, "sigma", [res.meta["sigma"][str(p)] for p in res.metrics.groupby("scenario", sort=False)["private"].first()])
+        private = s["scenario"].map(res.metrics.groupby("scenario")["private"].first())
+        s.insert(2, "sigma", [res.meta["sigma"][str(p)] for p in private])
         frames.append(s)
     out = pd.concat(frames, ignore_index=True)
     out["SSIM"] *= 100

@@ -34,6 +34,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from .engine import ParamLayout
+from .validation import check_choice, check_int
 
 __all__ = ["InversionConfig", "InversionResult", "invert", "infer_labels", "total_variation", "pixel_box"]
 
@@ -81,12 +82,9 @@ class InversionConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method={self.method!r} is not allowed; allowed values: {list(METHODS)}")
-        for name in ("iterations", "restarts"):
-            v = getattr(self, name)
-            if not (isinstance(v, int) and v >= 1):
-                raise ValueError(f"{name}={v!r} must be an integer >= 1")
+        check_choice(self, "method", METHODS)
+        check_int(self, "iterations")
+        check_int(self, "restarts")
         if not self.lr > 0:
             raise ValueError(f"lr={self.lr!r} must be > 0")
         if not self.tv >= 0:

@@ -19,6 +19,7 @@ from . import __version__
 from .data import DATASETS, PARTITION_SCHEMES
 from .models import MODELS
 from .topology import TOPOLOGIES
+from .validation import check_choice, check_int
 
 __all__ = ["ConfigError", "ExperimentConfig", "SIGMA_RULES", "apply_overrides", "paper_preset"]
 
@@ -146,14 +147,10 @@ class ExperimentConfig:
 
     # -- validation helpers -------------------------------------------------------------
     def _check_choice(self, name: str, allowed) -> None:
-        value = getattr(self, name)
-        if value not in allowed:
-            raise ConfigError(f"{name}={value!r} is not allowed; allowed values: {list(allowed)}")
+        check_choice(self, name, allowed, error=ConfigError)
 
     def _check_int(self, name: str, minimum: int) -> None:
-        value = getattr(self, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ConfigError(f"{name}={value!r} must be an integer >= {minimum}")
+        check_int(self, name, minimum, error=ConfigError)
 
     def _check_float(self, name, low, high, inclusive_low=False) -> None:
         value = getattr(self, name)

@@ -31,7 +31,7 @@ from .results import ResultStore, atomic_write_bytes
 from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
-__all__ = ["RunResult", "run", "prepare"]
+__all__ = ["RunResult", "run", "prepare", "sigma_for"]
 
 PROGRESS_ENV = "DPDL_PROGRESS"
 
@@ -125,6 +125,23 @@ class Prepared:
         return self.x_train[idx], self.y_train[idx]
 
 
+def sigma_for(config: ExperimentConfig, topology, cls, params, local_sizes, batch_size: int | None = None):
+    """The σ report of ``config``'s rule for algorithm ``cls``; ``batch_size`` overrides the
+    config's (the attacks evaluate the rule at the paper's batch size)."""
+    return calibrate(
+        config.sigma_rule,
+        epsilon=config.epsilon,
+        delta=config.delta,
+        W=topology.W,
+        local_sizes=local_sizes,
+        messages=cls.messages_per_round(topology, params),
+        batch_size=batch_size or config.batch_size,
+        rounds=config.rounds,
+        sigma=config.sigma,
+        alpha=getattr(params, "alpha", None) or paper_alpha(config.topology),
+    )
+
+
 def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     """Build data split, topology, engine, σ and algorithm for ``config``."""
     device = resolve_device(config.device)
@@ -144,18 +161,7 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     cls = get_algorithm(config.algorithm)
     params = cls.Params(**config.algo)
     sizes = np.array([len(p) for p in parts])
-    report = calibrate(
-        config.sigma_rule,
-        epsilon=config.epsilon,
-        delta=config.delta,
-        W=topology.W,
-        local_sizes=sizes,
-        messages=cls.messages_per_round(topology, params),
-        batch_size=config.batch_size,
-        rounds=config.rounds,
-        sigma=config.sigma,
-        alpha=getattr(params, "alpha", None) or paper_alpha(config.topology),
-    )
+    report = sigma_for(config, topology, cls, params, sizes)
     ctx = RunContext.build(
         engine,
         topology,

@@ -41,7 +41,6 @@ import pandas as pd
 import torch
 
 from .algorithms import DISPLAY_NAMES
-from .algorithms.dpdl import paper_alpha
 from .attacks import InversionConfig, infer_labels, invert, pixel_box
 from .config import ExperimentConfig
 from .data import DATASETS, describe
@@ -49,9 +48,9 @@ from .engine import ParamLayout
 from .image_metrics import reconstruction_metrics
 from .models import build_model
 from .results import ResultStore, atomic_write_bytes
-from .privacy import calibrate
-from .runner import prepare
+from .runner import prepare, sigma_for
 from .seeding import derive_seed
+from .validation import check_choice, check_int
 
 __all__ = ["AttackSpec", "AttackResult", "Interception", "intercept", "attack_cell", "scenario_name", "MM_TARGETS"]
 
@@ -103,18 +102,13 @@ class AttackSpec:
         object.__setattr__(self, "rounds", tuple(int(r) for r in self.rounds))
         if not self.rounds or min(self.rounds) < 1:
             raise ValueError(f"rounds={self.rounds!r} must be a non-empty list of rounds >= 1")
-        if self.mm_target not in MM_TARGETS:
-            raise ValueError(f"mm_target={self.mm_target!r} is not allowed; allowed values: {list(MM_TARGETS)}")
-        if self.labels not in LABEL_MODES:
-            raise ValueError(f"labels={self.labels!r} is not allowed; allowed values: {list(LABEL_MODES)}")
+        check_choice(self, "mm_target", MM_TARGETS)
+        check_choice(self, "labels", LABEL_MODES)
+        check_int(self, "sigma_batch_size", optional=True)
+        check_int(self, "n_victims")
+        check_int(self, "attack_batch")
         if self.labels == "idlg" and self.attack_batch != 1:
             raise ValueError("labels='idlg' reads one label per message; use attack_batch=1 or labels='known'")
-        if self.sigma_batch_size is not None and not (isinstance(self.sigma_batch_size, int) and self.sigma_batch_size >= 1):
-            raise ValueError(f"sigma_batch_size={self.sigma_batch_size!r} must be an integer >= 1 or null")
-        for name in ("n_victims", "attack_batch"):
-            v = getattr(self, name)
-            if not (isinstance(v, int) and v >= 1):
-                raise ValueError(f"{name}={v!r} must be an integer >= 1")
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -156,22 +150,8 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
     alg, eng, ctx = prep.algorithm, prep.engine, prep.ctx
     tap_sigma = ctx.sigma
     if spec.sigma_batch_size and ctx.private:
-        tap_sigma = torch.as_tensor(
-            calibrate(
-                config.sigma_rule,
-                epsilon=config.epsilon,
-                delta=config.delta,
-                W=ctx.topology.W,
-                local_sizes=prep.sizes.numpy(),
-                messages=type(alg).messages_per_round(ctx.topology, alg.params),
-                batch_size=spec.sigma_batch_size,
-                rounds=config.rounds,
-                sigma=config.sigma,
-                alpha=getattr(alg.params, "alpha", None) or paper_alpha(config.topology),
-            ).sigma,
-            dtype=ctx.sigma.dtype,
-            device=ctx.sigma.device,
-        )
+        report = sigma_for(config, ctx.topology, type(alg), alg.params, prep.sizes.numpy(), spec.sigma_batch_size)
+        tap_sigma = torch.as_tensor(report.sigma, dtype=ctx.sigma.dtype, device=ctx.sigma.device)
     state = alg.init_state(eng.initial_params(config.n_agents))
     victims = _victims(config, spec.n_victims)
     tapped = set(spec.rounds)
@@ -185,15 +165,14 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
             )
             side = type(alg)(alg.params, side_ctx)
             xb, yb = prep.sample_batches(spec.attack_batch, gen)
-            before = {k: v.clone() for k, v in state.items()}
-            side.step({k: v.clone() for k, v in state.items()}, xb, yb)
+            side.step({k: v.clone() for k, v in state.items()}, xb, yb)  # on a copy: training goes on untouched
             for channel, (msgs, models, owners) in side_ctx.recorder.items():
                 for v in victims:
                     row = int(torch.nonzero(owners == v)[0, 0])
                     msg = msgs[row]
                     if channel == "MM":
                         if spec.mm_target == "innovation":
-                            msg = msg - ctx.momentum * before["v"][v]
+                            msg = msg - ctx.momentum * state["v"][v]
                         else:
                             msg = msg - (previous_mm[v] if previous_mm is not None else 0)
                     out.append(Interception(channel, t, v, models[row].cpu(), msg.cpu(), xb[v].cpu(), yb[v].cpu()))
@@ -266,7 +245,7 @@ def attack_cell(
     """Attack every channel of ``config``'s algorithm with and without its noise.
 
     ``config`` is the private run (its ε); the no-defence run is the same config with
-    ``epsilon=None``. The result is cached in ``<store>/attacks/<key>.pt`` and loaded when
+    ``epsilon=None`` and σ fixed at 0. The result is cached in ``<store>/attacks/<key>.pt`` and loaded when
     present, so an interrupted sweep of cells resumes at the first missing cell.
     """
     if config.epsilon is None:

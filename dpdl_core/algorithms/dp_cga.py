@@ -36,6 +36,7 @@ import scipy.linalg
 import scipy.optimize
 import torch
 
+from ..validation import check_choice
 from .base import Algorithm
 
 QP_MODES = ("per_tensor", "flat")
@@ -85,10 +86,8 @@ class DPCGAParams:
     noise: str = "matched"
 
     def __post_init__(self):
-        if self.noise not in NOISE_MODES:
-            raise ValueError(f"noise={self.noise!r} is not allowed; allowed values: {list(NOISE_MODES)}")
-        if self.qp not in QP_MODES:
-            raise ValueError(f"qp={self.qp!r} is not allowed; allowed values: {list(QP_MODES)}")
+        check_choice(self, "noise", NOISE_MODES)
+        check_choice(self, "qp", QP_MODES)
         if not self.eps > 0:
             raise ValueError(f"eps={self.eps!r} must be > 0")
         if not self.margin >= 0:

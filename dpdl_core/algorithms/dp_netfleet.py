@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..validation import check_int
 from .base import Algorithm
 
 
@@ -43,8 +44,7 @@ class DPNetFleetParams:
     local_steps: int = 2
 
     def __post_init__(self):
-        if not (isinstance(self.local_steps, int) and self.local_steps >= 1):
-            raise ValueError(f"local_steps={self.local_steps!r} must be an integer >= 1")
+        check_int(self, "local_steps")
 
 
 class DPNetFleet(Algorithm):

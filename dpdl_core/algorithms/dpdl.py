@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..validation import check_choice, check_int
 from .base import Algorithm
 
 CLIP_MODES = ("per_sample", "microbatch")
@@ -61,14 +62,11 @@ class DPDLParams:
     weight_decay: float = 0.0
 
     def __post_init__(self):
-        if self.clip_mode not in CLIP_MODES:
-            raise ValueError(f"clip_mode={self.clip_mode!r} is not allowed; allowed values: {list(CLIP_MODES)}")
-        if self.cosine not in COSINE_MODES:
-            raise ValueError(f"cosine={self.cosine!r} is not allowed; allowed values: {list(COSINE_MODES)}")
+        check_choice(self, "clip_mode", CLIP_MODES)
+        check_choice(self, "cosine", COSINE_MODES)
         if self.alpha is not None and not self.alpha >= 0:
             raise ValueError(f"alpha={self.alpha!r} must be >= 0 or null")
-        if not (isinstance(self.n_microbatches, int) and self.n_microbatches >= 1):
-            raise ValueError(f"n_microbatches={self.n_microbatches!r} must be an integer >= 1")
+        check_int(self, "n_microbatches")
         if not self.weight_decay >= 0:
             raise ValueError(f"weight_decay={self.weight_decay!r} must be >= 0")
 

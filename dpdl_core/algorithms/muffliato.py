@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..validation import check_choice, check_int
 from .base import Algorithm
 
 STARTS = ("previous", "zero")
@@ -66,10 +67,8 @@ class MuffliatoParams:
     start: str = "previous"
 
     def __post_init__(self):
-        if self.gossip_steps is not None and not (isinstance(self.gossip_steps, int) and self.gossip_steps >= 1):
-            raise ValueError(f"gossip_steps={self.gossip_steps!r} must be an integer >= 1 or null")
-        if self.start not in STARTS:
-            raise ValueError(f"start={self.start!r} is not allowed; allowed values: {list(STARTS)}")
+        check_int(self, "gossip_steps", optional=True)
+        check_choice(self, "start", STARTS)
 
 
 class Muffliato(Algorithm):
