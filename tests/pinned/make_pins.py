@@ -1,0 +1,64 @@
+"""Regenerate ``histories.csv.gz``: the stored histories of small runs of every algorithm.
+
+The test ``tests/test_pinned.py`` requires today's code to reproduce them bit for bit, so a
+refactoring that changes what a run computes is caught. Re-pin only for an intended change
+of results, and say which in the commit message::
+
+    .venv/bin/python tests/pinned/make_pins.py
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+HERE = Path(__file__).resolve().parent
+BASE = dict(dataset="mnist", n_agents=6, topology="bipartite", batch_size=16, rounds=4, train_samples=600,
+            eval_samples=200, eval_every=2, sigma_rule="authors_code", epsilon=0.5, checkpoint_every=0)
+CASES = {
+    "dpdl": dict(algorithm="dpdl"),
+    "dpdl_ring_rdp": dict(algorithm="dpdl", topology="ring", sigma_rule="rdp", epsilon=1.0),
+    "dpdl_cifar10": dict(algorithm="dpdl", dataset="cifar10", rounds=2, lr=0.03, clip=3.0, epsilon=4.0),
+    "dp_dpsgd": dict(algorithm="dp_dpsgd"),
+    "dp_dpsgd_nonprivate": dict(algorithm="dp_dpsgd", epsilon=None),
+    "muffliato": dict(algorithm="muffliato"),
+    "dp_netfleet": dict(algorithm="dp_netfleet"),
+    "dp_cga_batch_matched": dict(algorithm="dp_cga", algo={"noise": "matched"}),
+}
+# Metrics every run has always recorded (later additions are not pinned).
+METRICS = ("train_loss", "train_loss_mean", "train_loss_min", "train_loss_max", "test_acc", "test_loss",
+           "avg_test_acc", "avg_test_loss", "consensus")
+
+
+def case_configs() -> dict[str, dict]:
+    return {name: {**BASE, **change} for name, change in CASES.items()}
+
+
+def history(config: dict) -> pd.DataFrame:
+    from dpdl_core import run
+    from dpdl_core.config import ExperimentConfig
+
+    res = run(ExperimentConfig.from_dict(config), save=False, progress=False)
+    h = res.history
+    return h[h["metric"].isin(METRICS)].reset_index(drop=True)
+
+
+def main() -> int:
+    torch.set_num_threads(2)
+    frames = []
+    for name, cfg in case_configs().items():
+        frames.append(history(cfg).assign(case=name))
+        print(name, file=sys.stderr)
+    out = pd.concat(frames, ignore_index=True)
+    # float.hex keeps every bit: the test compares exactly.
+    out["value"] = out["value"].map(float.hex)
+    out.to_csv(HERE / "histories.csv.gz", index=False)
+    (HERE / "cases.json").write_text(json.dumps(case_configs(), indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
