@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp-setup
 KERNEL := dpdl-replication
 PROFILE ?= cpu
+# Notebook folders to run (make figures PAPER=dpdl); empty: all (overview, dpdl, pdsl, leasgd, straggler).
+PAPER ?=
 # Offline mirror folder with mnist.npz / cifar10.npz (CI: ../shared/data).
 DATA_MIRROR ?=
 ifneq ($(strip $(DATA_MIRROR)),)
@@ -15,7 +17,7 @@ endif
 .PHONY: help setup test pytest nbval figures notebooks bench report clean distclean
 
 help: ## List the targets
-	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), DATA_MIRROR=DIR"
+	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folder of notebooks/> (default all), DATA_MIRROR=DIR"
 	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  make %-10s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## Create .venv (Python 3.11), install the package with dev extras, register the Jupyter kernel
@@ -36,8 +38,8 @@ nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells asse
 	DPDL_PROGRESS=0 DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results $(PY) -m pytest --nbval-lax \
 		--nbval-kernel-name $(KERNEL) -p no:cacheprovider notebooks
 
-figures: $(STAMP) ## Run every notebook at PROFILE with papermill; write figures/ (PDF+PNG) and tables
-	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL)
+figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill; write figures/ and tables
+	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(strip $(PAPER)),--paper $(PAPER))
 
 bench: $(STAMP) ## Engine benchmark: ratios against per-edge and naive loops -> benchmarks/results.json
 	$(PY) benchmarks/bench_engine.py --out benchmarks/results.json

@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpdl_core {run,bench,figures,report} --help``."""
+"""Command line: ``python -m dpdl_core {run,figures,report,summary} --help``."""
 from __future__ import annotations
 
 import argparse
@@ -39,16 +39,14 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def _cmd_bench(args) -> int:
-    from .bench import main as bench_main
-
-    return bench_main(args.rest)
-
-
 def _cmd_figures(args) -> int:
     from .pipeline import execute_notebooks
 
-    timings = execute_notebooks(args.profile, args.kernel, only=args.only or None)
+    try:
+        timings = execute_notebooks(args.profile, args.kernel, papers=args.paper or None, only=args.only or None)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     total = sum(t for _, t in timings)
     print(f"[figures] {len(timings)} notebooks, profile {args.profile}, {total:.0f} s in total")
     return 0
@@ -66,14 +64,14 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_summary(args) -> int:
-    from .paper_results import summary_markdown
+    from .papers.dpdl.results import summary_markdown
 
     print(summary_markdown(args.profile), end="")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dpdl_core", description="DPDL replication package.")
+    parser = argparse.ArgumentParser(prog="python -m dpdl_core", description="Replication package: DPDL, PDSL, LEASGD and the straggler-resilient scheme.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="train one configuration (loaded from the results store if already run)")
@@ -85,13 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--print-config", action="store_true", help="print the resolved config as YAML and exit")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("bench", help="engine benchmark (see `python -m dpdl_core bench -- --help`)")
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="arguments passed to the benchmark")
-    p.set_defaults(func=_cmd_bench)
-
     p = sub.add_parser("figures", help="execute the notebooks with papermill at a profile")
     p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
     p.add_argument("--kernel", default="dpdl-replication", help="Jupyter kernel name (make setup registers it)")
+    p.add_argument("--paper", nargs="*", help="paper folders of notebooks/ to run (default: all), e.g. dpdl pdsl")
     p.add_argument("--only", nargs="*", help="notebook names (without .ipynb) to run")
     p.set_defaults(func=_cmd_figures)
 
@@ -99,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
     p.set_defaults(func=_cmd_report)
 
-    p = sub.add_parser("summary", help="reproduced-vs-paper accuracy summary of a profile's stored runs")
+    p = sub.add_parser("summary", help="DPDL paper: reproduced-vs-paper accuracy summary of a profile's stored runs")
     p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
     p.set_defaults(func=_cmd_summary)
 

@@ -21,12 +21,14 @@ from .models import MODELS
 from .topology import TOPOLOGIES
 from .validation import check_choice, check_int
 
-__all__ = ["ConfigError", "ExperimentConfig", "SIGMA_RULES", "apply_overrides", "paper_preset"]
+__all__ = ["ConfigError", "ExperimentConfig", "apply_overrides"]
 
-SIGMA_RULES = ("rdp", "theorem1", "authors_code", "fixed")
 DEVICES = ("cpu", "cuda", "auto")
 # Fields that do not change what a run computes, so they stay out of its hash.
 _UNHASHED = ("checkpoint_every",)
+# Fields added after results were first stored: at these values they are left out of the
+# hash, so runs stored before they existed keep their identity.
+_HASHED_UNLESS = {"validation_samples": None, "schedule": "static"}
 
 
 class ConfigError(ValueError):
@@ -34,9 +36,17 @@ class ConfigError(ValueError):
 
 
 def _algorithms() -> tuple[str, ...]:
-    from .algorithms import ALGORITHMS
+    from .algorithms import algorithms
 
-    return tuple(sorted(ALGORITHMS))
+    return tuple(sorted(algorithms()))
+
+
+def _sigma_rules() -> tuple[str, ...]:
+    from . import papers
+    from .privacy import SIGMA_RULES
+
+    papers.load_all()
+    return tuple(sorted(SIGMA_RULES))
 
 
 @dataclass(frozen=True)
@@ -47,13 +57,16 @@ class ExperimentConfig:
     ----------
     dataset : {"mnist", "cifar10"}
     model : str
-        A name from :data:`dpdl_core.models.MODELS`, or ``"auto"`` for the DPDL paper's
-        model of the dataset (``lenet`` / ``dpdl_cnn``).
+        A name from :data:`dpdl_core.models.MODELS`, or ``"auto"`` for the model registered
+        as the dataset's default (``lenet`` / ``dpdl_cnn``).
     algorithm : str
         A name from :data:`dpdl_core.algorithms.ALGORITHMS`.
     algo : dict
         Options of the algorithm (its ``Params`` dataclass), defaults filled in.
     topology : {"fully_connected", "bipartite", "ring"}
+    schedule : str
+        Who talks to whom in round t (:mod:`dpdl_core.schedules`): ``static`` uses the
+        topology in every round.
     n_agents : int
     alpha_d : float
         Dirichlet concentration of the non-IID split.
@@ -62,8 +75,10 @@ class ExperimentConfig:
         Privacy budget; ``None`` runs the non-private algorithm (σ = 0).
     delta : float
         1e-5 by default (the DPDL paper does not state δ).
-    sigma_rule : {"rdp", "theorem1", "authors_code", "fixed"}
-        How σ is derived from (ε, δ); ``fixed`` uses ``sigma``.
+    sigma_rule : str
+        How σ is derived from (ε, δ), a name from :data:`dpdl_core.privacy.SIGMA_RULES`
+        (``rdp``, ``fixed``, and the papers' rules such as ``authors_code``); ``fixed``
+        uses ``sigma``.
     sigma : float or None
         Noise multiplier for ``sigma_rule="fixed"``.
     rounds, batch_size : int
@@ -76,6 +91,10 @@ class ExperimentConfig:
         Test images used at each evaluation (``None``: all).
     train_samples : int or None
         Training images used before partitioning (``None``: all available).
+    validation_samples : int or None
+        Test images set aside as a validation set (PDSL's Q), drawn by a seeded
+        permutation; evaluation then uses the rest of the test set. ``None``: no
+        validation set.
     checkpoint_every : int
         Rounds between resumable checkpoints (0: none).
     device : {"cpu", "cuda", "auto"}
@@ -86,6 +105,7 @@ class ExperimentConfig:
     algorithm: str = "dpdl"
     algo: dict = field(default_factory=dict)
     topology: str = "bipartite"
+    schedule: str = "static"
     n_agents: int = 10
     alpha_d: float = 0.25
     partition: str = "per_agent"
@@ -102,6 +122,7 @@ class ExperimentConfig:
     eval_every: int = 10
     eval_samples: int | None = None
     train_samples: int | None = None
+    validation_samples: int | None = None
     checkpoint_every: int = 50
     device: str = "cpu"
 
@@ -112,13 +133,16 @@ class ExperimentConfig:
         self._check_choice("algorithm", _algorithms())
         self._check_choice("topology", TOPOLOGIES)
         self._check_choice("partition", PARTITION_SCHEMES)
-        self._check_choice("sigma_rule", SIGMA_RULES)
+        self._check_choice("sigma_rule", _sigma_rules())
+        from .schedules import SCHEDULES
+
+        self._check_choice("schedule", sorted(SCHEDULES))
         self._check_choice("device", DEVICES)
         for name in ("n_agents", "rounds", "batch_size", "eval_every"):
             self._check_int(name, minimum=1)
         self._check_int("seed", minimum=0)
         self._check_int("checkpoint_every", minimum=0)
-        for name in ("eval_samples", "train_samples"):
+        for name in ("eval_samples", "train_samples", "validation_samples"):
             if getattr(self, name) is not None:
                 self._check_int(name, minimum=1)
         for name, lo, hi in (("alpha_d", 0, None), ("lr", 0, None), ("clip", 0, None), ("delta", 0, 1)):
@@ -208,6 +232,7 @@ class ExperimentConfig:
     def canonical_json(self) -> str:
         """Canonical JSON of the hashed fields plus the package version."""
         d = {k: v for k, v in self.to_dict().items() if k not in _UNHASHED}
+        d = {k: v for k, v in d.items() if k not in _HASHED_UNLESS or v != _HASHED_UNLESS[k]}
         return json.dumps({"config": d, "version": __version__}, sort_keys=True, separators=(",", ":"))
 
     @property
@@ -245,34 +270,3 @@ def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]
             d[k] = v
     d["algo"] = algo
     return ExperimentConfig.from_dict(d)
-
-
-# The DPDL paper's hyper-parameters (§VI-A).
-_PAPER = {
-    "mnist": {"lr": 0.005, "clip": 2.0, "epsilons": (0.25, 0.5, 1.0)},
-    "cifar10": {"lr": 0.03, "clip": 3.0, "epsilons": (2.0, 4.0, 8.0)},
-}
-
-
-def paper_preset(dataset: str, topology: str = "bipartite", **changes) -> ExperimentConfig:
-    """A config with the DPDL paper's §VI-A settings for ``dataset`` and ``topology``.
-
-    MNIST: η = 0.005, C = 2; CIFAR-10: η = 0.03, C = 3; B = 216 and β = 0.7 for both;
-    DPDL's α = 1.5 on bipartite and fully connected graphs, 2 on rings (``algo.alpha``
-    left ``None`` picks it from the topology at run time). ε defaults to the middle of the paper's grid.
-    """
-    if dataset not in _PAPER:
-        raise ConfigError(f"dataset={dataset!r} has no paper preset; allowed values: {sorted(_PAPER)}")
-    p = _PAPER[dataset]
-    base = {
-        "dataset": dataset,
-        "topology": topology,
-        "lr": p["lr"],
-        "clip": p["clip"],
-        "batch_size": 216,
-        "momentum": 0.7,
-        "epsilon": p["epsilons"][1],
-    }
-    base.update(changes)
-    return ExperimentConfig.from_dict(base)
-

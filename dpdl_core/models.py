@@ -1,4 +1,4 @@
-"""The papers' models. ReLU everywhere, no BatchNorm (per-sample DP needs per-sample
+"""Model registry: the papers' models by name. ReLU everywhere, no BatchNorm (per-sample DP needs per-sample
 independence), no dropout (a deterministic functional forward for vmap).
 
 Exact widths (where a paper leaves them open, the choice and reason are given):
@@ -12,8 +12,9 @@ Exact widths (where a paper leaves them open, the choice and reason are given):
     conv2's output width is unstated: 32 doubles the channels as the pooling halves the
     resolution, the usual CNN convention. No padding, as in the LeNet above.
 ``pdsl_mnist`` (PDSL, MNIST)
-    conv 1→16 3×3, ReLU, pool (28→26→13); conv 16→32 3×3, ReLU, pool (13→11→5); FC 800→10.
-    Widths unstated in the paper; 16/32 as above.
+    The same architecture as ``dpdl_cnn`` on 28×28 inputs: conv 1→16 3×3, ReLU, pool
+    (28→26→13); conv 16→32 3×3, ReLU, pool (13→11→5); FC 800→10. Widths unstated in the
+    paper; 16/32 as above.
 ``pdsl_cifar`` (PDSL, CIFAR-10)
     conv 3→16 5×5, ReLU, pool (32→28→14); conv 16→32 5×5, ReLU, pool (14→10→5);
     FC 800→128, ReLU; FC 128→10. Widths unstated; 16/32/128.
@@ -24,42 +25,72 @@ Exact widths (where a paper leaves them open, the choice and reason are given):
     FC 4096→10 (three layers; widths unstated).
 ``logreg``
     Multinomial logistic regression: flatten, FC d→10.
+
+Add a model with :func:`register_model` (a paper package may register its own); the
+config's ``model: auto`` takes the model registered as the default for the dataset.
 """
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import torch
 from torch import nn
 
-__all__ = ["MODELS", "build_model", "count_parameters", "default_model"]
+__all__ = ["MODELS", "build_model", "count_parameters", "default_model", "register_model"]
 
 
 def _conv_block(cin: int, cout: int, k: int, pad: int = 0) -> list[nn.Module]:
     return [nn.Conv2d(cin, cout, k, padding=pad), nn.ReLU(), nn.MaxPool2d(2)]
 
 
+def _side(h: int, k: int, pad: int = 0) -> int:
+    """Spatial size after two (conv k×k, max-pool 2) blocks."""
+    return ((h - k + 1 + 2 * pad) // 2 - k + 1 + 2 * pad) // 2
+
+
+MODELS: dict[str, Callable[[tuple], nn.Module]] = {}
+DEFAULT_MODELS: dict[str, str] = {}
+
+
+def register_model(name: str, default_for: tuple[str, ...] = ()):
+    """Function decorator: ``@register_model("name")`` on ``builder(in_shape) -> nn.Module``.
+
+    ``default_for`` lists datasets whose ``model: auto`` means this model.
+    """
+
+    def deco(builder):
+        if MODELS.get(name, builder) is not builder:
+            raise ValueError(f"two models are named {name!r}")
+        MODELS[name] = builder
+        for dataset in default_for:
+            DEFAULT_MODELS[dataset] = name
+        return builder
+
+    return deco
+
+
+@register_model("lenet", default_for=("mnist",))
 def lenet(in_shape) -> nn.Module:
     c, h, _ = in_shape
-    side = ((h - 4) // 2 - 4) // 2
+    side = _side(h, 5)
     return nn.Sequential(*_conv_block(c, 6, 5), *_conv_block(6, 16, 5), nn.Flatten(), nn.Linear(16 * side * side, 10))
 
 
-def dpdl_cnn(in_shape) -> nn.Module:
+@register_model("dpdl_cnn", default_for=("cifar10",))
+@register_model("pdsl_mnist")
+def cnn_3x3(in_shape) -> nn.Module:
+    """Two 3×3 conv blocks (16, 32 channels) and one FC layer (DPDL's CIFAR-10 CNN, PDSL's
+    MNIST CNN)."""
     c, h, _ = in_shape
-    side = ((h - 2) // 2 - 2) // 2
+    side = _side(h, 3)
     return nn.Sequential(*_conv_block(c, 16, 3), *_conv_block(16, 32, 3), nn.Flatten(), nn.Linear(32 * side * side, 10))
 
 
-def pdsl_mnist(in_shape) -> nn.Module:
-    c, h, _ = in_shape
-    side = ((h - 2) // 2 - 2) // 2
-    return nn.Sequential(*_conv_block(c, 16, 3), *_conv_block(16, 32, 3), nn.Flatten(), nn.Linear(32 * side * side, 10))
-
-
+@register_model("pdsl_cifar")
 def pdsl_cifar(in_shape) -> nn.Module:
     c, h, _ = in_shape
-    side = ((h - 4) // 2 - 4) // 2
+    side = _side(h, 5)
     return nn.Sequential(
         *_conv_block(c, 16, 5),
         *_conv_block(16, 32, 5),
@@ -70,11 +101,13 @@ def pdsl_cifar(in_shape) -> nn.Module:
     )
 
 
+@register_model("leasgd_mlp")
 def leasgd_mlp(in_shape) -> nn.Module:
     d = math.prod(in_shape)
     return nn.Sequential(nn.Flatten(), nn.Linear(d, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
 
 
+@register_model("leasgd_cnn")
 def leasgd_cnn(in_shape) -> nn.Module:
     c, h, _ = in_shape
     return nn.Sequential(
@@ -82,26 +115,18 @@ def leasgd_cnn(in_shape) -> nn.Module:
     )
 
 
+@register_model("logreg")
 def logreg(in_shape) -> nn.Module:
     return nn.Sequential(nn.Flatten(), nn.Linear(math.prod(in_shape), 10))
 
 
-MODELS = {
-    "lenet": lenet,
-    "dpdl_cnn": dpdl_cnn,
-    "pdsl_mnist": pdsl_mnist,
-    "pdsl_cifar": pdsl_cifar,
-    "leasgd_mlp": leasgd_mlp,
-    "leasgd_cnn": leasgd_cnn,
-    "logreg": logreg,
-}
-
 INPUT_SHAPES = {"mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
-DEFAULT_MODELS = {"mnist": "lenet", "cifar10": "dpdl_cnn"}
 
 
 def default_model(dataset: str) -> str:
-    """The DPDL paper's model for a dataset."""
+    """The model ``model: auto`` means for ``dataset``."""
+    if dataset not in DEFAULT_MODELS:
+        raise ValueError(f"dataset={dataset!r} has no default model; set model to one of {sorted(MODELS)}")
     return DEFAULT_MODELS[dataset]
 
 

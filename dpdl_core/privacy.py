@@ -1,23 +1,25 @@
-"""Noise calibration: σ (the noise multiplier, z ~ N(0, σ²C²I)) from (ε, δ).
+"""Noise calibration: σ (the noise multiplier, z ~ N(0, σ²C²I)) from (ε, δ), and the ε an
+accountant gives for the mechanism that ran.
 
-Four rules, named in every run's config (``sigma_rule``) and recorded with its result:
+σ rules are a registry (:func:`register_sigma_rule`); a config names its rule in
+``sigma_rule`` and every stored run records it. The generic rules:
 
 ``rdp`` (default)
     Google's ``dp_accounting`` RDP accountant. Agent i's batch is taken as a Poisson
-    sample at rate q_i = B/|D_i| and, each round, enters k_i Gaussian messages (its
-    cross-gradients and its self-gradient for DPDL, one message for DP-DPSGD, ...), each
-    of sensitivity C and noise σC. k Gaussian queries of one batch are one Gaussian query
-    with noise multiplier σ/√k, so the round is ``PoissonSampled(q, Gaussian(σ/√k))``,
-    composed T times. (Counting k·T independent sampled steps would under-count.) σ is
-    found by bisection to a relative tolerance of 1e-4, each agent for its own (q_i, k_i).
-``theorem1``
-    Eq. (23) of the DPDL paper. Its constants c2 (from the moments accountant) and h are
-    unspecified there; defaults c2 = 1 and h = 1 (the minimiser of (h+1)²/h).
-``authors_code``
-    What the DPDL authors' released code does — not an accountant:
-    sample_rate = B·N/(5·10⁵), σ_i = (96·sample_rate/ε)·(1/√w_ii + 1.5·N)/√(Σ_{j∈N_i} 1/w_ij).
+    sample at rate q_i = B/|D_i| and, each round, enters k_i Gaussian releases (its
+    cross-gradients and its self-gradient for DPDL, one release for DP-DPSGD, ...), each
+    with noise multiplier σ·s (s: the algorithm's ``noise_scale``, noise std over the
+    sensitivity of one release; 1 for a per-sample clipped sum with noise σC). k Gaussian
+    queries of one batch are one Gaussian query with multiplier σs/√k, so the round is
+    ``PoissonSampled(q, Gaussian(σs/√k))``, composed T times. (Counting k·T independent
+    sampled steps would under-count.) σ is found by bisection to a relative tolerance of
+    1e-4, each agent for its own (q_i, k_i).
 ``fixed``
     σ given in the config.
+
+Papers add their own rules (the DPDL paper's ``theorem1`` and ``authors_code`` live in
+:mod:`dpdl_core.papers.dpdl.privacy`). Whatever the rule, :func:`calibrate` reports the RDP
+ε each agent's σ really buys.
 """
 from __future__ import annotations
 
@@ -25,17 +27,19 @@ import functools
 import logging
 import math
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
 __all__ = [
     "PrivacyError",
+    "SIGMA_RULES",
     "SigmaReport",
-    "authors_code_sigma",
+    "SigmaRequest",
     "calibrate",
     "rdp_epsilon",
     "rdp_sigma",
-    "theorem1_sigma",
+    "register_sigma_rule",
 ]
 
 # dp_accounting's default orders plus a fine grid near 1 and very large orders, which the
@@ -118,40 +122,6 @@ def rdp_sigma(epsilon: float, q: float, k: int, rounds: int, delta: float, rtol:
     return hi
 
 
-def theorem1_sigma(
-    epsilon: float,
-    delta: float,
-    W: np.ndarray,
-    batch_size: int,
-    min_local: int,
-    rounds: int,
-    alpha: float,
-    c2: float = 1.0,
-    h: float = 1.0,
-) -> np.ndarray:
-    """σ_i of eq. (23) for every agent i.
-
-    σ ≥ (2/√w_min + 15αN/8 + α·w_max·(h+1)²·N/(2h)) · c2 · q · √(T ln(1/δ))
-        / (√(Σ_{j∈N_i} 1/w_max) · ε),   q = B/(N·min_i |D_i|).
-    """
-    N = W.shape[0]
-    pos = W[W > 0]
-    w_min, w_max = pos.min(), pos.max()
-    q = batch_size / (N * min_local)
-    num = (2 / math.sqrt(w_min) + 15 * alpha * N / 8 + alpha * w_max * (h + 1) ** 2 * N / (2 * h)) * c2 * q
-    num *= math.sqrt(rounds * math.log(1 / delta))
-    n_i = (W > 0).sum(axis=1)
-    return num / (np.sqrt(n_i / w_max) * epsilon)
-
-
-def authors_code_sigma(epsilon: float, W: np.ndarray, batch_size: int) -> np.ndarray:
-    """σ_i of the DPDL authors' released code (a heuristic, not an accountant)."""
-    N = W.shape[0]
-    sample_rate = batch_size * N / 5e5
-    inv = np.where(W > 0, 1.0 / np.where(W > 0, W, 1.0), 0.0)
-    return (96 * sample_rate / epsilon) * (1 / np.sqrt(np.diag(W)) + 1.5 * N) / np.sqrt(inv.sum(axis=1))
-
-
 @dataclass(frozen=True)
 class SigmaReport:
     """σ per agent and what it buys.
@@ -166,6 +136,8 @@ class SigmaReport:
         (∞ where σ = 0).
     q, k : np.ndarray
         Sampling rate and messages per round of each agent.
+    noise_scale : float
+        The mechanism's noise std over its sensitivity, in units of σ.
     """
 
     rule: str
@@ -173,6 +145,7 @@ class SigmaReport:
     epsilon_rdp: np.ndarray
     q: np.ndarray
     k: np.ndarray
+    noise_scale: float = 1.0
 
     def summary(self) -> dict:
         return {
@@ -184,52 +157,91 @@ class SigmaReport:
         }
 
 
-def calibrate(
-    rule: str,
-    *,
-    epsilon: float | None,
-    delta: float,
-    W: np.ndarray,
-    local_sizes: np.ndarray,
-    messages: np.ndarray,
-    batch_size: int,
-    rounds: int,
-    sigma: float | None = None,
-    alpha: float = 1.5,
-    c2: float = 1.0,
-    h: float = 1.0,
-) -> SigmaReport:
+@dataclass(frozen=True)
+class SigmaRequest:
+    """What a σ rule may look at.
+
+    Attributes
+    ----------
+    epsilon : float
+        The privacy budget (never ``None`` here: non-private runs get σ = 0 before any rule).
+    local_sizes, messages : np.ndarray
+        |D_i| and k_i (Gaussian releases from agent i's batch per round).
+    params : dataclass
+        The algorithm's options; ``topology`` the run's graph.
+    """
+
+    epsilon: float | None
+    delta: float
+    W: np.ndarray
+    local_sizes: np.ndarray
+    messages: np.ndarray
+    batch_size: int
+    rounds: int
+    sigma: float | None = None
+    params: Any = None
+    topology: Any = None
+
+    @property
+    def q(self) -> np.ndarray:
+        """Sampling rate B/|D_i| of every agent (at most 1)."""
+        return np.minimum(self.batch_size / np.asarray(self.local_sizes), 1.0)
+
+
+SIGMA_RULES: dict[str, Callable[[SigmaRequest], np.ndarray]] = {}
+
+
+def register_sigma_rule(name: str):
+    """Function decorator: ``@register_sigma_rule("name")`` on ``rule(req) -> σ (N,)``."""
+
+    def deco(fn):
+        SIGMA_RULES[name] = fn
+        return fn
+
+    return deco
+
+
+@register_sigma_rule("fixed")
+def _fixed(req: SigmaRequest) -> np.ndarray:
+    if req.sigma is None:
+        raise PrivacyError("sigma_rule='fixed' needs sigma")
+    return np.full(req.W.shape[0], float(req.sigma))
+
+
+@register_sigma_rule("rdp")
+def _rdp(req: SigmaRequest, noise_scale: float = 1.0) -> np.ndarray:
+    cache: dict[tuple, float] = {}
+    return np.array([
+        cache.setdefault((qi, ki), rdp_sigma(req.epsilon, qi, ki, req.rounds, req.delta) / noise_scale)
+        for qi, ki in zip(req.q, req.messages)
+    ])
+
+
+def calibrate(rule: str, req: SigmaRequest, noise_scale: float = 1.0) -> SigmaReport:
     """σ for every agent under ``rule`` and the RDP ε each σ achieves.
 
     Parameters
     ----------
-    epsilon : float or None
-        None means non-private: σ = 0, unless the rule is ``fixed``.
-    local_sizes : array of int
-        |D_i|.
-    messages : array of int
-        k_i, Gaussian messages computed from agent i's batch per round.
+    req : SigmaRequest
+        ``req.epsilon = None`` means non-private: σ = 0, unless the rule is ``fixed``.
+    noise_scale : float
+        The algorithm's noise std over the sensitivity of one release, in units of σ; the
+        accountant sees the multiplier σ·noise_scale (and ``rdp`` calibrates for it).
     """
-    local_sizes = np.asarray(local_sizes)
-    messages = np.asarray(messages, dtype=int)
-    q = np.minimum(batch_size / local_sizes, 1.0)
-    N = W.shape[0]
+    from . import papers
+
+    papers.load_all()  # papers register their rules
+    if rule not in SIGMA_RULES:
+        raise PrivacyError(f"sigma_rule={rule!r} is not known; allowed values: {sorted(SIGMA_RULES)}")
+    messages = np.asarray(req.messages, dtype=int)
+    q = req.q
     if rule == "fixed":
-        if sigma is None:
-            raise PrivacyError("sigma_rule='fixed' needs sigma")
-        s = np.full(N, float(sigma))
-    elif epsilon is None:
-        s = np.zeros(N)
+        s = SIGMA_RULES[rule](req)
+    elif req.epsilon is None:
+        s = np.zeros(req.W.shape[0])
     elif rule == "rdp":
-        cache: dict[tuple, float] = {}
-        s = np.array([
-            cache.setdefault((qi, ki), rdp_sigma(epsilon, qi, ki, rounds, delta)) for qi, ki in zip(q, messages)
-        ])
-    elif rule == "theorem1":
-        s = theorem1_sigma(epsilon, delta, W, batch_size, int(local_sizes.min()), rounds, alpha, c2, h)
-    elif rule == "authors_code":
-        s = authors_code_sigma(epsilon, W, batch_size)
+        s = _rdp(req, noise_scale)
     else:
-        raise PrivacyError(f"sigma_rule={rule!r} is not known; allowed values: ['rdp', 'theorem1', 'authors_code', 'fixed']")
-    eps = np.array([rdp_epsilon(si, qi, ki, rounds, delta) for si, qi, ki in zip(s, q, messages)])
-    return SigmaReport(rule, s, eps, q, messages)
+        s = np.asarray(SIGMA_RULES[rule](req), dtype=float)
+    eps = np.array([rdp_epsilon(si * noise_scale, qi, ki, req.rounds, req.delta) for si, qi, ki in zip(s, q, messages)])
+    return SigmaReport(rule, s, eps, q, messages, noise_scale)

@@ -1,7 +1,9 @@
-"""Scale profiles (``smoke``, ``cpu``, ``paper``), stored as YAML in ``dpdl_core/profiles``.
+"""Scale profiles (``smoke``, ``cpu``, ``paper``).
 
-Each file names, per notebook, the grid and scale that notebook runs at. Notebooks read
-their section with :func:`load_profile` and print the choice on every figure.
+Each paper keeps its profiles in ``dpdl_core/papers/<paper>/profiles.yaml``, one top-level
+section per profile naming, per notebook group, the grid and scale it runs at; the
+package-level notebooks read ``dpdl_core/profiles.yaml``. Notebooks print the choice on
+every figure and table.
 """
 from __future__ import annotations
 
@@ -14,15 +16,21 @@ __all__ = ["PROFILES", "load_profile"]
 PROFILES = ("smoke", "cpu", "paper")
 
 
-def load_profile(name: str) -> dict:
-    """The profile ``name`` as a dict.
+def load_profile(name: str, paper: str | None = None) -> dict:
+    """The section ``name`` of ``paper``'s profiles (or of the package-level ones).
 
     Raises
     ------
     ValueError
-        For an unknown profile, listing the allowed ones.
+        For an unknown profile or paper, listing the allowed ones.
     """
     if name not in PROFILES:
         raise ValueError(f"profile={name!r} is not known; allowed values: {list(PROFILES)}")
-    text = resources.files("dpdl_core").joinpath("profiles", f"{name}.yaml").read_text()
-    return yaml.safe_load(text)
+    if paper is None:
+        path = resources.files("dpdl_core").joinpath("profiles.yaml")
+    else:
+        from .papers import get_paper
+
+        get_paper(paper)  # validates the name
+        path = resources.files("dpdl_core").joinpath("papers", paper, "profiles.yaml")
+    return yaml.safe_load(path.read_text())[name]

@@ -21,17 +21,18 @@ import torch
 
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
-from .algorithms.dpdl import paper_alpha
 from .config import ExperimentConfig
-from .data import Dataset, describe, dirichlet_partition, load_dataset
+from .data import Dataset, describe, dirichlet_partition, load_dataset, validation_split
 from .engine import Engine, consensus_distance
+from .loop import training_rounds
 from .models import build_model
-from .privacy import calibrate
+from .privacy import SigmaRequest, calibrate
 from .results import ResultStore, atomic_write_bytes
+from .schedules import make_schedule
 from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
-__all__ = ["RunResult", "run", "prepare", "sigma_for"]
+__all__ = ["Prepared", "RunResult", "progress_enabled", "run", "prepare", "sigma_for"]
 
 PROGRESS_ENV = "DPDL_PROGRESS"
 
@@ -103,6 +104,8 @@ class Prepared:
     x_eval: torch.Tensor
     y_eval: torch.Tensor
     rngs: object
+    x_val: torch.Tensor | None = None
+    y_val: torch.Tensor | None = None
 
     def sample_batches(
         self, batch_size: int | None = None, generator: torch.Generator | None = None
@@ -126,20 +129,23 @@ class Prepared:
 
 
 def sigma_for(config: ExperimentConfig, topology, cls, params, local_sizes, batch_size: int | None = None):
-    """The σ report of ``config``'s rule for algorithm ``cls``; ``batch_size`` overrides the
-    config's (the attacks evaluate the rule at the paper's batch size)."""
-    return calibrate(
-        config.sigma_rule,
+    """The σ report of ``config``'s rule for algorithm ``cls``, with the accountant ε of the
+    mechanism it runs; ``batch_size`` overrides the config's (the attacks evaluate the rule
+    at the paper's batch size)."""
+    B = batch_size or config.batch_size
+    req = SigmaRequest(
         epsilon=config.epsilon,
         delta=config.delta,
         W=topology.W,
-        local_sizes=local_sizes,
+        local_sizes=np.asarray(local_sizes),
         messages=cls.messages_per_round(topology, params),
-        batch_size=batch_size or config.batch_size,
+        batch_size=B,
         rounds=config.rounds,
         sigma=config.sigma,
-        alpha=getattr(params, "alpha", None) or paper_alpha(config.topology),
+        params=params,
+        topology=topology,
     )
+    return calibrate(config.sigma_rule, req, noise_scale=cls.noise_scale(params, B))
 
 
 def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
@@ -162,20 +168,28 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     params = cls.Params(**config.algo)
     sizes = np.array([len(p) for p in parts])
     report = sigma_for(config, topology, cls, params, sizes)
+    x_test, y_test, x_val, y_val = data.x_test, data.y_test, None, None
+    if config.validation_samples is not None:
+        val, rest = validation_split(len(y_test), config.validation_samples, seed=derive_seed(config.seed, "validation"))
+        x_val, y_val = x_test[val].to(device), y_test[val].to(device)
+        x_test, y_test = x_test[rest], y_test[rest]
     ctx = RunContext.build(
         engine,
         topology,
+        make_schedule(config.schedule, topology, rngs.schedule, device),
         report.sigma,
         clip=config.clip,
         lr=config.lr,
         momentum=config.momentum,
         batch_size=config.batch_size,
         noise_generator=rngs.noise,
+        rng=rngs.algorithm,
+        validation=None if x_val is None else (x_val, y_val),
     )
     index = torch.zeros(config.n_agents, int(sizes.max()), dtype=torch.long)
     for a, p in enumerate(parts):
         index[a, : len(p)] = torch.as_tensor(p)
-    n_eval = len(data.y_test) if config.eval_samples is None else min(config.eval_samples, len(data.y_test))
+    n_eval = len(y_test) if config.eval_samples is None else min(config.eval_samples, len(y_test))
     return Prepared(
         config=config,
         data=data,
@@ -188,13 +202,17 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
         sizes=torch.as_tensor(sizes),
         x_train=data.x_train.to(device),
         y_train=data.y_train.to(device),
-        x_eval=data.x_test[:n_eval],
-        y_eval=data.y_test[:n_eval],
+        x_eval=x_test[:n_eval],
+        y_eval=y_test[:n_eval],
         rngs=rngs,
+        x_val=x_val,
+        y_val=y_val,
     )
 
 
-def _progress_enabled(progress: bool | None) -> bool:
+def progress_enabled(progress: bool | None) -> bool:
+    """Whether to show a progress bar: ``progress`` if given, else ``$DPDL_PROGRESS``, else
+    whether stderr is a terminal."""
     if progress is not None:
         return progress
     env = os.environ.get(PROGRESS_ENV)
@@ -253,17 +271,21 @@ def run(
         start, elapsed = saved["round"] + 1, saved["elapsed"]
         prep.rngs.batches.set_state(saved["batch_rng"])
         prep.rngs.noise.set_state(saved["noise_rng"])
+        prep.rngs.algorithm.set_state(saved["algorithm_rng"])
+        prep.rngs.schedule.bit_generator.state = saved["schedule_rng"]
+        prep.ctx.sent = saved["sent"]
 
     diverged = False
     t0 = time.perf_counter()
     bar = None
-    if _progress_enabled(progress):
+    if progress_enabled(progress):
         from tqdm.auto import tqdm
 
         bar = tqdm(total=config.rounds, initial=start - 1, desc=f"{config.algorithm} {h[:8]}", unit="round")
-    for t in range(start, config.rounds + 1):
-        xb, yb = prep.sample_batches()
-        losses = alg.step(state, xb, yb).cpu().numpy()
+    last_round = start - 1
+    for t, losses in training_rounds(prep, state, start, config.rounds):
+        last_round = t
+        losses = losses.cpu().numpy()
         rows += _rows(t, "train_loss", losses)
         rows += [
             (t, -1, "train_loss_mean", float(losses.mean())),
@@ -279,6 +301,11 @@ def run(
             rows += _rows(t, "test_acc", acc.cpu().numpy()) + _rows(t, "test_loss", loss.cpu().numpy())
             rows += _rows(t, "avg_test_acc", avg_acc.item()) + _rows(t, "avg_test_loss", avg_loss.item())
             rows += _rows(t, "consensus", consensus_distance(X).item())
+            if prep.x_val is not None:
+                _, val_acc = eng.evaluate(X, prep.x_val, prep.y_val)
+                _, avg_val_acc = eng.evaluate(X.mean(0, keepdim=True), prep.x_val, prep.y_val)
+                rows += _rows(t, "val_acc", val_acc.cpu().numpy()) + _rows(t, "avg_val_acc", avg_val_acc.item())
+        rows += _rows(t, "vectors_sent", int(prep.ctx.sent.sum()))
         if bar is not None:
             bar.update(1)
             bar.set_postfix(loss=f"{losses.mean():.3f}")
@@ -292,6 +319,9 @@ def run(
                 "elapsed": elapsed + time.perf_counter() - t0,
                 "batch_rng": prep.rngs.batches.get_state(),
                 "noise_rng": prep.rngs.noise.get_state(),
+                "algorithm_rng": prep.rngs.algorithm.get_state(),
+                "schedule_rng": prep.rngs.schedule.bit_generator.state,
+                "sent": prep.ctx.sent.clone(),
             }
             buf = io.BytesIO()
             torch.save(payload, buf)
@@ -305,7 +335,9 @@ def run(
         "sigma": prep.sigma_report.sigma.tolist(),
         "epsilon_rdp": prep.sigma_report.epsilon_rdp.tolist(),
         "messages_per_round": prep.sigma_report.k.tolist(),
-        "vectors_per_round": type(alg).vectors_per_round(prep.ctx.topology, alg.params),
+        "noise_scale": prep.sigma_report.noise_scale,
+        "vectors_sent_per_agent": prep.ctx.sent.tolist(),
+        "vectors_per_round": float(prep.ctx.sent.sum()) / max(1, last_round),
         **alg.diagnostics(),
         "dataset": {k: v for k, v in prep.data.meta.items() if k != "note"},
         "dataset_label": describe(prep.data.meta),

@@ -27,24 +27,36 @@ class RunRngs:
         Mini-batch sampling.
     noise : torch.Generator
         Gaussian DP noise (on the run's device).
+    algorithm : torch.Generator
+        The algorithm's own randomness (random pairings, permutations).
+    schedule : np.random.Generator
+        A time-varying schedule's draws (e.g. a fresh random ring per round).
     """
 
     partition: np.random.Generator
     init_seed: int
     batches: torch.Generator
     noise: torch.Generator
+    algorithm: torch.Generator
+    schedule: np.random.Generator
 
 
 def make_rngs(seed: int, device: str | torch.device = "cpu") -> RunRngs:
     """Derive all generators of a run from ``seed``."""
-    part, init, batch, noise = np.random.SeedSequence(seed).spawn(4)
-    g_batch = torch.Generator(device="cpu").manual_seed(int(batch.generate_state(1, np.uint64)[0] >> 1))
-    g_noise = torch.Generator(device=device).manual_seed(int(noise.generate_state(1, np.uint64)[0] >> 1))
+    # A SeedSequence's i-th child does not depend on how many are spawned, so streams added
+    # later leave the earlier ones (and stored results) unchanged.
+    part, init, batch, noise, alg, sched = np.random.SeedSequence(seed).spawn(6)
+
+    def torch_gen(seq, dev):
+        return torch.Generator(device=dev).manual_seed(int(seq.generate_state(1, np.uint64)[0] >> 1))
+
     return RunRngs(
         partition=np.random.default_rng(part),
         init_seed=int(init.generate_state(1)[0]),
-        batches=g_batch,
-        noise=g_noise,
+        batches=torch_gen(batch, "cpu"),
+        noise=torch_gen(noise, device),
+        algorithm=torch_gen(alg, device),
+        schedule=np.random.default_rng(sched),
     )
 
 

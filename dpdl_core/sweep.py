@@ -89,7 +89,7 @@ def run_sweep(
         Worker processes (default: ``$DPDL_WORKERS`` or the number of CPU cores, at most
         the number of pending runs). 1 runs in this process.
     """
-    from .runner import _progress_enabled, run
+    from .runner import progress_enabled, run
 
     store = store or ResultStore()
     configs = list(configs)
@@ -98,7 +98,7 @@ def run_sweep(
         workers = int(os.environ.get("DPDL_WORKERS", os.cpu_count() or 1))
     workers = max(1, min(workers, len(todo)))
     bar = None
-    if todo and _progress_enabled(progress):
+    if todo and progress_enabled(progress):
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), desc="sweep", unit="run")

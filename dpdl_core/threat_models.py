@@ -8,7 +8,7 @@ round t with a batch of ``attack_batch`` images per agent (one by default, as in
 figures). The tapped round is a side computation with its own seeded generator: the
 training trajectory continues with its normal batches, untouched.
 
-Channels (what each algorithm exposes through :meth:`RunContext.record`):
+Channels (what each algorithm sends through its RunContext, which shows it to the loop's taps):
 
 * ``CG`` — agent i's cross-gradient to neighbour j, g^{ji} = (Σ_b clip(∇F_i(x_j; ζ_b)) +
   z)/B (eq. 10; z = 0 without DP), computed at the neighbour's model x_j. Scenarios
@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .algorithms import DISPLAY_NAMES
+from .algorithms import display_name
 from .attacks import InversionConfig, infer_labels, invert, pixel_box
 from .config import ExperimentConfig
 from .data import DATASETS, describe
@@ -48,11 +48,12 @@ from .engine import ParamLayout
 from .image_metrics import reconstruction_metrics
 from .models import build_model
 from .results import ResultStore, atomic_write_bytes
+from .loop import training_rounds
 from .runner import prepare, sigma_for
 from .seeding import derive_seed
 from .validation import check_choice, check_int
 
-__all__ = ["AttackSpec", "AttackResult", "Interception", "intercept", "attack_cell", "scenario_name", "MM_TARGETS"]
+__all__ = ["AttackSpec", "AttackResult", "Eavesdropper", "Interception", "intercept", "attack_cell", "scenario_name", "MM_TARGETS"]
 
 MM_TARGETS = ("innovation", "difference")
 LABEL_MODES = ("idlg", "known")
@@ -136,8 +137,58 @@ def _victims(config: ExperimentConfig, n: int) -> list[int]:
     return sorted(int(v) for v in rng.permutation(config.n_agents)[:n])
 
 
+class Eavesdropper:
+    """A tap of the training loop: sees every message on the links and, at the attacked
+    rounds, probes one extra round (a side step on a copy of the state with a batch of
+    ``spec.attack_batch`` images per agent and its own seeded generator, so training goes
+    on untouched) and keeps the victims' messages.
+
+    It knows only what is broadcast: the momentum innovation of the MM channel is derived
+    from the previous round's MM messages and mixing matrix (v_t = W_{t−1} ṽ_{t−1}, eq. 21).
+    """
+
+    def __init__(self, config: ExperimentConfig, spec: AttackSpec, tap_sigma: torch.Tensor, victims: list[int]):
+        self.config, self.spec, self.tap_sigma, self.victims = config, spec, tap_sigma, victims
+        self.out: list[Interception] = []
+        self.previous_mm: tuple[torch.Tensor, torch.Tensor] | None = None  # (ṽ_{t−1}, W_{t−1})
+        self._probe_batch = None
+
+    def observe(self, ctx, channel, messages, models, owners) -> None:
+        if self._probe_batch is not None:  # a message of the probe round
+            xb, yb = self._probe_batch
+            for v in self.victims:
+                row = int(torch.nonzero(owners == v)[0, 0])
+                msg = messages[row]
+                if channel == "MM":
+                    msg = msg - self._mm_reference(ctx, v)
+                self.out.append(Interception(channel, ctx.round, v, models[row].cpu(), msg.detach().cpu(), xb[v].cpu(), yb[v].cpu()))
+        elif channel == "MM":
+            self.previous_mm = (messages.detach().clone(), ctx.W)
+
+    def _mm_reference(self, ctx, v: int) -> torch.Tensor:
+        """What the eavesdropper subtracts from agent v's ṽ_t (module docstring)."""
+        if self.previous_mm is None:  # round 1: v_1 = 0 and nothing was broadcast before
+            return torch.zeros(())
+        prev, W_prev = self.previous_mm
+        if self.spec.mm_target == "innovation":
+            return ctx.momentum * (W_prev[v] @ prev)
+        return prev[v]
+
+    def probe(self, t: int, prep, state) -> None:
+        if t not in self.spec.rounds:
+            return
+        gen = torch.Generator(device=prep.engine.device).manual_seed(derive_seed(self.config.seed, "attack", t))
+        side_ctx = prep.ctx.side(batch_size=self.spec.attack_batch, sigma=self.tap_sigma, noise_generator=gen, taps=[self])
+        side = type(prep.algorithm)(prep.algorithm.params, side_ctx)
+        self._probe_batch = prep.sample_batches(self.spec.attack_batch, gen)
+        try:
+            side.step({k: v.clone() for k, v in state.items()}, *self._probe_batch)
+        finally:
+            self._probe_batch = None
+
+
 def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Interception], dict]:
-    """Train ``config`` up to ``max(spec.rounds)`` and tap the attacked rounds.
+    """Train ``config`` up to ``max(spec.rounds)`` with an :class:`Eavesdropper` tapping the loop.
 
     Returns
     -------
@@ -153,43 +204,16 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
         report = sigma_for(config, ctx.topology, type(alg), alg.params, prep.sizes.numpy(), spec.sigma_batch_size)
         tap_sigma = torch.as_tensor(report.sigma, dtype=ctx.sigma.dtype, device=ctx.sigma.device)
     state = alg.init_state(eng.initial_params(config.n_agents))
-    victims = _victims(config, spec.n_victims)
-    tapped = set(spec.rounds)
-    previous_mm = None  # ṽ broadcast in the real round before an attacked one
-    out: list[Interception] = []
-    for t in range(1, max(tapped) + 1):
-        if t in tapped:
-            gen = torch.Generator(device=eng.device).manual_seed(derive_seed(config.seed, "attack", t))
-            side_ctx = dataclasses.replace(
-                ctx, batch_size=spec.attack_batch, sigma=tap_sigma, noise_generator=gen, recorder={}
-            )
-            side = type(alg)(alg.params, side_ctx)
-            xb, yb = prep.sample_batches(spec.attack_batch, gen)
-            side.step({k: v.clone() for k, v in state.items()}, xb, yb)  # on a copy: training goes on untouched
-            for channel, (msgs, models, owners) in side_ctx.recorder.items():
-                for v in victims:
-                    row = int(torch.nonzero(owners == v)[0, 0])
-                    msg = msgs[row]
-                    if channel == "MM":
-                        if spec.mm_target == "innovation":
-                            msg = msg - ctx.momentum * state["v"][v]
-                        else:
-                            msg = msg - (previous_mm[v] if previous_mm is not None else 0)
-                    out.append(Interception(channel, t, v, models[row].cpu(), msg.cpu(), xb[v].cpu(), yb[v].cpu()))
-        record = spec.mm_target == "difference" and (t + 1) in tapped
-        ctx.recorder = {} if record else None
-        xb, yb = prep.sample_batches()
-        alg.step(state, xb, yb)
-        if record and "MM" in ctx.recorder:
-            previous_mm = ctx.recorder["MM"][0]
-        ctx.recorder = None
+    tap = Eavesdropper(config, spec, tap_sigma, _victims(config, spec.n_victims))
+    for _ in training_rounds(prep, state, 1, max(spec.rounds), taps=[tap]):
+        pass
     meta = {
         "sigma": float(tap_sigma.mean()),
         "train_sigma": float(np.mean(prep.sigma_report.sigma)),
         "dataset_label": describe(prep.data.meta),
-        "victims": victims,
+        "victims": tap.victims,
     }
-    return out, meta
+    return tap.out, meta
 
 
 @dataclass
@@ -227,7 +251,7 @@ class AttackResult:
 
 def scenario_name(algorithm: str, private: bool, channel: str) -> str:
     """ND-CG, DPDL-MM, … for DPDL; e.g. "DP-DPSGD-gradient" / "ND-gradient" otherwise."""
-    return f"{DISPLAY_NAMES[algorithm] if private else 'ND'}-{channel}"
+    return f"{display_name(algorithm) if private else 'ND'}-{channel}"
 
 
 def _cell_key(config: ExperimentConfig, spec: AttackSpec) -> str:

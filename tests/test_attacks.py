@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from dpdl_core.attacks import InversionConfig, infer_labels, invert, pixel_box, total_variation
-from dpdl_core.config import paper_preset
+from dpdl_core.papers.dpdl import preset as paper_preset
 from dpdl_core.data import DATASETS
 from dpdl_core.engine import Engine, ParamLayout
 from dpdl_core.image_metrics import mse, normalised_peak, psnr, reconstruction_metrics, ssim

@@ -1,6 +1,7 @@
 import pytest
 
-from dpdl_core.config import ConfigError, ExperimentConfig, apply_overrides, paper_preset
+from dpdl_core.config import ConfigError, ExperimentConfig, apply_overrides
+from dpdl_core.papers.dpdl import preset as paper_preset
 
 
 @pytest.mark.parametrize(

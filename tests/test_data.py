@@ -52,7 +52,7 @@ def test_no_cache_no_mirror_no_network_is_a_clear_error(tmp_path, monkeypatch):
     def offline(*a, **k):
         raise OSError("network unreachable")
 
-    monkeypatch.setattr(D, "_download_torchvision", offline)
+    monkeypatch.setattr(D.acquisition, "_download_torchvision", offline)
     with pytest.raises(D.DataUnavailableError) as err:
         D.load_dataset("mnist", data_dir=tmp_path)
     msg = str(err.value)
@@ -114,3 +114,15 @@ def test_validation_split():
     val, test = D.validation_split(10000, 2000, seed=1)
     assert len(val) == 2000 and len(test) == 8000
     assert len(np.intersect1d(val, test)) == 0 and len(np.union1d(val, test)) == 10000
+
+
+def test_mirror_that_is_not_a_folder_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(tmp_path / "nowhere"))
+    with pytest.raises(D.DataUnavailableError, match="DATA_MIRROR"):
+        D.load_dataset("mnist", data_dir=tmp_path)
+
+
+def test_validation_split_is_disjoint_and_covers_the_test_set():
+    val, rest = D.validation_split(100, 20, seed=1)
+    assert len(val) == 20 and len(rest) == 80 and not set(val) & set(rest)
+    assert sorted([*val, *rest]) == list(range(100))

@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from dpdl_core.privacy import PrivacyError, authors_code_sigma, calibrate, rdp_epsilon, rdp_sigma, theorem1_sigma
+from dpdl_core.papers.dpdl.privacy import authors_code_sigma, theorem1_sigma
+from dpdl_core.privacy import PrivacyError, SigmaRequest, calibrate, rdp_epsilon, rdp_sigma
 from dpdl_core.topology import make_topology
 
 
@@ -54,12 +55,28 @@ def test_calibrate_rules_and_report():
     W = make_topology("ring", 6).W
     sizes = np.array([500, 500, 400, 500, 500, 500])
     k = (W > 0).sum(1)
-    rep = calibrate("rdp", epsilon=1.0, delta=1e-5, W=W, local_sizes=sizes, messages=k, batch_size=50, rounds=50)
+    def req(**kw):
+        return SigmaRequest(**{"epsilon": 1.0, "delta": 1e-5, "W": W, "local_sizes": sizes, "messages": k,
+                               "batch_size": 50, "rounds": 50, **kw})
+
+    rep = calibrate("rdp", req())
     assert rep.sigma[2] > rep.sigma[0]  # the smaller agent is sampled at a higher rate
     assert np.all(rep.epsilon_rdp <= 1.0 + 1e-9)
-    none = calibrate("rdp", epsilon=None, delta=1e-5, W=W, local_sizes=sizes, messages=k, batch_size=50, rounds=50)
+    none = calibrate("rdp", req(epsilon=None))
     assert np.all(none.sigma == 0) and np.all(np.isinf(none.epsilon_rdp))
-    fixed = calibrate("fixed", epsilon=None, delta=1e-5, W=W, local_sizes=sizes, messages=k, batch_size=50, rounds=50, sigma=2.0)
+    fixed = calibrate("fixed", req(epsilon=None, sigma=2.0))
     assert np.all(fixed.sigma == 2.0) and np.all(np.isfinite(fixed.epsilon_rdp))
     with pytest.raises(PrivacyError, match="allowed values"):
-        calibrate("laplace", epsilon=1.0, delta=1e-5, W=W, local_sizes=sizes, messages=k, batch_size=50, rounds=5)
+        calibrate("laplace", req(rounds=5))
+
+
+def test_noise_scale_changes_what_the_accountant_sees():
+    """A mechanism with half the noise per unit of sensitivity gets the ε of σ/2, and the
+    rdp rule calibrates σ up to make up for it."""
+    W = make_topology("ring", 6).W
+    base = dict(epsilon=1.0, delta=1e-5, W=W, local_sizes=np.full(6, 500), messages=np.full(6, 3), batch_size=50, rounds=50)
+    fixed = calibrate("fixed", SigmaRequest(**{**base, "sigma": 2.0}), noise_scale=0.5)
+    assert fixed.epsilon_rdp[0] == pytest.approx(rdp_epsilon(1.0, 0.1, 3, 50, 1e-5))
+    full = calibrate("rdp", SigmaRequest(**base))
+    half = calibrate("rdp", SigmaRequest(**base), noise_scale=0.5)
+    assert half.sigma[0] == pytest.approx(2 * full.sigma[0]) and half.epsilon_rdp[0] <= 1.0 + 1e-9

@@ -1,27 +1,60 @@
-"""Algorithm registry. Adding an algorithm: write a module with a subclass of
-:class:`~dpdl_core.algorithms.base.Algorithm` and list it in ``ALGORITHMS``."""
+"""Algorithm registry.
+
+Adding an algorithm is one new module with a decorated subclass of
+:class:`~dpdl_core.algorithms.base.Algorithm`::
+
+    @register
+    class MyAlgorithm(Algorithm):
+        name = "my_algorithm"        # the config's ``algorithm`` value
+        display_name = "MY-ALGO"     # legends and tables
+        Params = MyParams            # frozen dataclass of options (the config's ``algo``)
+
+The baselines shared by several papers live here; a paper's own method lives in its
+package under :mod:`dpdl_core.papers` and registers the same way when the paper loads.
+"""
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, is_dataclass
 
-from .base import Algorithm, RunContext
-from .dp_cga import DPCGA
-from .dp_dpsgd import DPDPSGD
-from .dp_netfleet import DPNetFleet
-from .dpdl import DPDL
-from .muffliato import Muffliato
+from .base import Algorithm, RunContext, Tap
 
-ALGORITHMS: dict[str, type[Algorithm]] = {cls.name: cls for cls in (DPDL, DPDPSGD, Muffliato, DPNetFleet, DPCGA)}
-# Names as the DPDL paper prints them (legends, tables).
-DISPLAY_NAMES = {"dpdl": "DPDL", "dp_dpsgd": "DP-DPSGD", "muffliato": "MUFFLIATO", "dp_netfleet": "DP-NETFLEET", "dp_cga": "DP-CGA"}
+__all__ = ["ALGORITHMS", "Algorithm", "RunContext", "Tap", "algorithms", "display_name", "get_algorithm",
+           "register", "resolve_params"]
 
-__all__ = ["ALGORITHMS", "DISPLAY_NAMES", "Algorithm", "RunContext", "get_algorithm", "resolve_params"]
+ALGORITHMS: dict[str, type[Algorithm]] = {}
+
+
+def register(cls: type[Algorithm]) -> type[Algorithm]:
+    """Class decorator adding ``cls`` to the registry under ``cls.name``."""
+    for attr in ("name", "display_name", "Params"):
+        if not hasattr(cls, attr):
+            raise TypeError(f"algorithm class {cls.__name__} must define {attr!r}")
+    if not is_dataclass(cls.Params):
+        raise TypeError(f"{cls.__name__}.Params must be a dataclass")
+    if ALGORITHMS.get(cls.name, cls) is not cls:
+        raise ValueError(f"two algorithms are named {cls.name!r}: {ALGORITHMS[cls.name].__name__} and {cls.__name__}")
+    ALGORITHMS[cls.name] = cls
+    return cls
+
+
+def algorithms() -> dict[str, type[Algorithm]]:
+    """Every registered algorithm, the papers' own included."""
+    from .. import papers
+
+    papers.load_all()
+    return ALGORITHMS
 
 
 def get_algorithm(name: str) -> type[Algorithm]:
-    if name not in ALGORITHMS:
-        raise ValueError(f"algorithm={name!r} is not known; allowed values: {sorted(ALGORITHMS)}")
-    return ALGORITHMS[name]
+    known = algorithms()
+    if name not in known:
+        raise ValueError(f"algorithm={name!r} is not known; allowed values: {sorted(known)}")
+    return known[name]
+
+
+def display_name(name: str) -> str:
+    """The name a paper prints for algorithm ``name`` (e.g. ``dp_dpsgd`` → ``DP-DPSGD``)."""
+    return get_algorithm(name).display_name
 
 
 def resolve_params(name: str, options: dict) -> dict:
@@ -38,3 +71,7 @@ def resolve_params(name: str, options: dict) -> dict:
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for algorithm {name!r}; allowed: {sorted(allowed)}")
     return asdict(cls.Params(**options))
+
+
+# The shared baselines register on import.
+from . import dp_cga, dp_dpsgd, dp_netfleet, muffliato  # noqa: E402,F401

@@ -1,16 +1,31 @@
-"""What every algorithm module provides, and the per-run context it works in."""
+"""What every algorithm module provides, and the per-run context it works in.
+
+The context is also the algorithms' only way to talk: :meth:`RunContext.gossip`,
+:meth:`RunContext.broadcast` and :meth:`RunContext.send` move vectors between agents over
+this round's graph (the schedule's mixing matrix), count every vector sent per agent, and
+show the messages to the loop's taps (observers such as the gradient-inversion harness).
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Protocol
 
 import numpy as np
 import torch
 
-from ..engine import Engine, gaussian_noise
+from ..engine import Engine, gaussian_noise, gossip
+from ..schedules import Schedule
 from ..topology import Topology
 
-__all__ = ["Algorithm", "RunContext"]
+__all__ = ["Algorithm", "RunContext", "Tap"]
+
+
+class Tap(Protocol):
+    """An observer of the messages of a round (e.g. an eavesdropper)."""
+
+    def observe(self, ctx: "RunContext", channel: str, messages: torch.Tensor, models: torch.Tensor, owners: torch.Tensor) -> None:
+        """``messages`` (M, P) of ``channel``; ``models`` (M, P) the parameters each was computed
+        at (public: agents broadcast them); ``owners`` (M,) whose local batch each came from."""
 
 
 @dataclass
@@ -19,67 +34,132 @@ class RunContext:
 
     Attributes
     ----------
-    edge_i, edge_j : (E,) long
-        Every ordered pair with w_ij > 0, self-loops included, sorted by i then j.
-    edge_w : (E,)
-        w_ij of each pair.
-    self_edge : (N,) long
-        Position of (i, i) in the edge list.
+    topology : Topology
+        The run's base graph (names, degrees, spectrum).
+    schedule : Schedule
+        Who talks to whom in round t (its mixing matrix W_t).
     sigma : (N,)
         Noise multiplier of each agent's messages (σ_i; noise std σ_i·C).
-    recorder : dict, optional
-        When set, :meth:`record` keeps a copy of every message an algorithm sends this
-        round, keyed by channel (the gradient-inversion attacks read it); ``None`` in
-        training.
+    rng : torch.Generator
+        The algorithm's own randomness (random pairings, permutations), a stream apart from
+        batches and noise.
+    validation : tuple of tensors, optional
+        ``(x_val, y_val)`` carved from the test set (config ``validation_samples``).
+    taps : list of Tap
+        Observers of this run's messages (none in plain training).
+    round : int
+        The current round t (1-based), set by the loop.
+    W, edge_i, edge_j, edge_w, self_edge
+        This round's mixing matrix and its directed edges w_ij > 0 (self-loops included,
+        sorted by i then j); ``self_edge`` is the position of (i, i).
+    sent : (N,) long
+        Vectors each agent has sent so far (counted by gossip, broadcast and send).
     """
 
     engine: Engine
     topology: Topology
-    W: torch.Tensor
-    edge_i: torch.Tensor
-    edge_j: torch.Tensor
-    edge_w: torch.Tensor
-    self_edge: torch.Tensor
+    schedule: Schedule
     sigma: torch.Tensor
     clip: float
     lr: float
     momentum: float
     batch_size: int
     noise_generator: torch.Generator
-    recorder: dict | None = None
+    rng: torch.Generator
+    validation: tuple[torch.Tensor, torch.Tensor] | None = None
+    taps: list = field(default_factory=list)
+    round: int = 0
+    W: torch.Tensor = None
+    edge_i: torch.Tensor = None
+    edge_j: torch.Tensor = None
+    edge_w: torch.Tensor = None
+    self_edge: torch.Tensor = None
+    sent: torch.Tensor = None
 
     @classmethod
-    def build(cls, engine: Engine, topology: Topology, sigma: np.ndarray, *, clip, lr, momentum, batch_size, noise_generator):
-        dev = engine.device
-        edges = topology.edges()
-        e_i = torch.as_tensor(edges[:, 0], device=dev)
-        e_j = torch.as_tensor(edges[:, 1], device=dev)
-        self_edge = torch.nonzero(e_i == e_j).squeeze(1)
-        W = torch.as_tensor(topology.W, dtype=torch.float32, device=dev)
-        return cls(
+    def build(cls, engine: Engine, topology: Topology, schedule: Schedule, sigma: np.ndarray, **kwargs) -> RunContext:
+        ctx = cls(
             engine=engine,
             topology=topology,
-            W=W,
-            edge_i=e_i,
-            edge_j=e_j,
-            edge_w=W[e_i, e_j],
-            self_edge=self_edge,
-            sigma=torch.as_tensor(sigma, dtype=torch.float32, device=dev),
-            clip=float(clip),
-            lr=float(lr),
-            momentum=float(momentum),
-            batch_size=int(batch_size),
-            noise_generator=noise_generator,
+            schedule=schedule,
+            sigma=torch.as_tensor(sigma, dtype=torch.float32, device=engine.device),
+            **kwargs,
         )
+        ctx.sent = torch.zeros(topology.n_agents, dtype=torch.long)
+        ctx.set_mixing(schedule.mixing(1))
+        return ctx
+
+    def side(self, **changes) -> RunContext:
+        """A copy for a side computation (an attack's probe round): same graph, its own
+        message counter and a copy of the algorithm's generator, so the training run is
+        left exactly as it was; ``changes`` replace fields (batch size, σ, noise, taps)."""
+        rng = torch.Generator(device=self.rng.device)
+        rng.set_state(self.rng.get_state())
+        return replace(self, **{"sent": torch.zeros_like(self.sent), "rng": rng, **changes})
+
+    # -- the round's graph ----------------------------------------------------------------
+    def begin_round(self, t: int) -> None:
+        """Called by the loop before round t: installs the schedule's W_t."""
+        self.round = t
+        W = self.schedule.mixing(t)
+        if W is not self.W:
+            self.set_mixing(W)
+
+    def set_mixing(self, W: torch.Tensor) -> None:
+        """Use ``W`` (N, N) as this round's mixing matrix (algorithm-driven schedules)."""
+        W = torch.as_tensor(W, dtype=torch.float32, device=self.engine.device)
+        N = self.topology.n_agents
+        if W.shape != (N, N):
+            raise ValueError(f"mixing matrix of shape {tuple(W.shape)}; expected ({N}, {N})")
+        nz = torch.nonzero(W > 0)
+        self.W = W
+        self.edge_i, self.edge_j = nz[:, 0], nz[:, 1]
+        self.edge_w = W[self.edge_i, self.edge_j]
+        self.self_edge = torch.nonzero(self.edge_i == self.edge_j).squeeze(1)
 
     @property
     def n_agents(self) -> int:
-        return self.W.shape[0]
+        return self.topology.n_agents
 
     @property
     def private(self) -> bool:
         return bool((self.sigma > 0).any())
 
+    # -- communication ----------------------------------------------------------------------
+    def _count_links(self) -> None:
+        """Every agent j sends one vector to each i ≠ j with w_ij > 0."""
+        out = (self.W > 0).sum(0) - (torch.diagonal(self.W) > 0).long()
+        self.sent += out.cpu()
+
+    def gossip(self, X: torch.Tensor, channel: str | None = None, models: torch.Tensor | None = None) -> torch.Tensor:
+        """Row i becomes Σ_j w_ij X_j with this round's W; every agent sends its row to its
+        neighbours. ``channel`` names the rows for the taps (computed at ``models``)."""
+        self._count_links()
+        if channel is not None:
+            self._show(channel, X, X if models is None else models, torch.arange(self.n_agents, device=X.device))
+        return gossip(self.W, X)
+
+    def broadcast(self, X: torch.Tensor) -> None:
+        """Every agent sends its row of ``X`` (e.g. its model) to its neighbours."""
+        self._count_links()
+
+    def send(self, channel: str, messages: torch.Tensor, senders: torch.Tensor, receivers: torch.Tensor, models: torch.Tensor) -> None:
+        """Point-to-point messages: row e goes from ``senders[e]`` (made from its batch) to
+        ``receivers[e]``, computed at ``models[e]``. Rows with sender = receiver stay local."""
+        remote = senders != receivers
+        self.sent += torch.bincount(senders[remote].cpu(), minlength=self.n_agents)
+        self._show(channel, messages[remote], models[remote], senders[remote])
+
+    def reveal(self, channel: str, messages: torch.Tensor, models: torch.Tensor, owners: torch.Tensor) -> None:
+        """Show the taps what an eavesdropper derives from the broadcasts (e.g. a gradient
+        hidden in a model update), without sending anything."""
+        self._show(channel, messages, models, owners)
+
+    def _show(self, channel, messages, models, owners) -> None:
+        for tap in self.taps:
+            tap.observe(self, channel, messages, models, owners)
+
+    # -- the Gaussian mechanism -----------------------------------------------------------------
     def noisy_gradients(self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Each agent's DP gradient at ``X[i]`` on its own batch: (Σ_b clip(g_b) + z_i)/B with
         z_i ~ N(0, σ_i²C²I) (the Gaussian mechanism of DPDL eq. 13, DP-SGD style).
@@ -93,22 +173,6 @@ class RunContext:
         sums, losses = self.engine.clipped_sums(X, agents, xb, yb, self.clip)
         return (sums + self.noise(agents, self.engine.P)) / yb.shape[1], losses.mean(1)
 
-    def record(self, channel: str, messages: torch.Tensor, models: torch.Tensor, owners: torch.Tensor) -> None:
-        """Expose the messages of ``channel`` to an eavesdropper (no-op without a recorder).
-
-        Parameters
-        ----------
-        messages : (M, P)
-            What is sent over the links.
-        models : (M, P)
-            The parameters each message was computed at (known to the eavesdropper, who
-            sees the models broadcast).
-        owners : (M,) long
-            Whose local batch each message was computed from.
-        """
-        if self.recorder is not None:
-            self.recorder[channel] = (messages.detach().clone(), models.detach().clone(), owners.detach().clone())
-
     def noise(self, owners: torch.Tensor, P: int) -> torch.Tensor:
         """Gaussian noise N(0, σ_o²C²I) for messages made by agents ``owners`` (E,)."""
         if not self.private:
@@ -119,12 +183,15 @@ class RunContext:
 class Algorithm:
     """Base class: a small module per algorithm implements ``init_state`` and ``step``.
 
-    Subclasses define ``name``, a frozen ``Params`` dataclass of their options, and
-    ``messages_per_round`` (k_i, the Gaussian messages agent i computes from its batch
-    each round, which the privacy accountant needs).
+    Subclasses define ``name`` (the config value), ``display_name`` (legends and tables), a
+    frozen ``Params`` dataclass of their options, ``messages_per_round`` (k_i, the Gaussian
+    releases agent i makes from its batch each round, which the accountant composes) and,
+    where a release is not a per-sample clipped sum with noise std σC, ``noise_scale``.
+    They register with :func:`dpdl_core.algorithms.register`.
     """
 
     name: ClassVar[str]
+    display_name: ClassVar[str]
     Params: ClassVar[type]
 
     def __init__(self, params, ctx: RunContext):
@@ -135,12 +202,13 @@ class Algorithm:
     def messages_per_round(cls, topology: Topology, params) -> np.ndarray:
         raise NotImplementedError
 
-    def init_state(self, X0: torch.Tensor) -> dict[str, torch.Tensor]:
-        raise NotImplementedError
-
     @classmethod
-    def vectors_per_round(cls, topology: Topology, params) -> int:
-        """Parameter-sized vectors sent over all links per round (communication cost)."""
+    def noise_scale(cls, params, batch_size: int) -> float:
+        """Noise std of one release over its sensitivity, in units of σ: the accountant sees
+        the noise multiplier σ·noise_scale. 1 for a per-sample clipped sum with noise σC."""
+        return 1.0
+
+    def init_state(self, X0: torch.Tensor) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
     def step(self, state: dict[str, torch.Tensor], xb: torch.Tensor, yb: torch.Tensor) -> torch.Tensor:

@@ -37,6 +37,7 @@ import scipy.optimize
 import torch
 
 from ..validation import check_choice
+from . import register
 from .base import Algorithm
 
 QP_MODES = ("per_tensor", "flat")
@@ -94,8 +95,10 @@ class DPCGAParams:
             raise ValueError(f"margin={self.margin!r} must be >= 0")
 
 
+@register
 class DPCGA(Algorithm):
     name = "dp_cga"
+    display_name = "DP-CGA"
     Params = DPCGAParams
 
     def __init__(self, params, ctx):
@@ -111,11 +114,6 @@ class DPCGA(Algorithm):
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:
         return topology.degrees
-
-    @classmethod
-    def vectors_per_round(cls, topology, params) -> int:
-        """Models out, cross-gradients back, models gossiped: 3 vectors per directed link."""
-        return int(3 * (topology.degrees - 1).sum())
 
     def init_state(self, X0):
         return {"x": X0.clone(), "b": torch.zeros_like(X0)}
@@ -144,17 +142,17 @@ class DPCGA(Algorithm):
         ctx, eng = self.ctx, self.ctx.engine
         X = state["x"]
         i, j = ctx.edge_i, ctx.edge_j
+        ctx.broadcast(X)  # models out to the neighbours, who return cross-gradients
         grads, losses = eng.batch_gradients(X[i], j, xb, yb)
         clipped = grads * torch.clamp(ctx.clip / (grads.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
         z = ctx.noise(j, eng.P)
         msgs = clipped + (z / ctx.batch_size if self.params.noise == "matched" else z)
-        cross = i != j
-        ctx.record("CG", msgs[cross], X[i[cross]], j[cross])
+        ctx.send("CG", msgs, senders=j, receivers=i, models=X[i])
         g_tilde = torch.as_tensor(
             self._aggregate(msgs.double().cpu().numpy(), i.cpu().numpy(), j.cpu().numpy()),
             dtype=X.dtype,
             device=X.device,
         )
         state["b"] = ctx.momentum * state["b"] + g_tilde
-        state["x"] = ctx.W @ X - ctx.lr * (g_tilde + ctx.momentum * state["b"])
+        state["x"] = ctx.gossip(X) - ctx.lr * (g_tilde + ctx.momentum * state["b"])
         return losses[ctx.self_edge]

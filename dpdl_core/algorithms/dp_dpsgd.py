@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import register
 from .base import Algorithm
 
 
@@ -29,17 +30,15 @@ class DPDPSGDParams:
     """DP-DPSGD has no options beyond the shared config (lr, momentum, clip, σ rule)."""
 
 
+@register
 class DPDPSGD(Algorithm):
     name = "dp_dpsgd"
+    display_name = "DP-DPSGD"
     Params = DPDPSGDParams
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:
         return np.ones(topology.n_agents, dtype=int)
-
-    @classmethod
-    def vectors_per_round(cls, topology, params) -> int:
-        return int((topology.degrees - 1).sum())
 
     def init_state(self, X0):
         return {"x": X0.clone(), "v": torch.zeros_like(X0)}
@@ -48,7 +47,7 @@ class DPDPSGD(Algorithm):
         ctx = self.ctx
         g, losses = ctx.noisy_gradients(state["x"], xb, yb)
         # The broadcast model difference reveals g to anyone who saw x and v.
-        ctx.record("gradient", g, state["x"], torch.arange(ctx.n_agents, device=g.device))
+        ctx.reveal("gradient", g, state["x"], torch.arange(ctx.n_agents, device=g.device))
         state["v"] = ctx.momentum * state["v"] + g
-        state["x"] = ctx.W @ state["x"] - ctx.lr * state["v"]
+        state["x"] = ctx.gossip(state["x"]) - ctx.lr * state["v"]
         return losses

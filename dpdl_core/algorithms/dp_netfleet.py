@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ..validation import check_int
+from . import register
 from .base import Algorithm
 
 
@@ -47,18 +48,15 @@ class DPNetFleetParams:
         check_int(self, "local_steps")
 
 
+@register
 class DPNetFleet(Algorithm):
     name = "dp_netfleet"
+    display_name = "DP-NETFLEET"
     Params = DPNetFleetParams
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:
         return np.full(topology.n_agents, params.local_steps, dtype=int)
-
-    @classmethod
-    def vectors_per_round(cls, topology, params) -> int:
-        """Models and trackers gossiped: 2 vectors per directed link."""
-        return int(2 * (topology.degrees - 1).sum())
 
     def init_state(self, X0):
         return {"x": X0.clone(), "y": torch.zeros_like(X0), "g": torch.zeros_like(X0)}
@@ -72,11 +70,11 @@ class DPNetFleet(Algorithm):
                 h_new, _ = ctx.noisy_gradients(x, xb, yb)
                 d = d + h_new - h
                 h = h_new
-        state["x"] = ctx.W @ x
+        state["x"] = ctx.gossip(x)
         g_new, losses = ctx.noisy_gradients(state["x"], xb, yb)
         # The tracking message's increment y − Σw·y = g_new − g_old reveals g_new to an
         # eavesdropper who followed the previous rounds.
-        ctx.record("gradient", g_new, state["x"], torch.arange(ctx.n_agents, device=g_new.device))
-        state["y"] = ctx.W @ state["y"] + g_new - state["g"]
+        ctx.reveal("gradient", g_new, state["x"], torch.arange(ctx.n_agents, device=g_new.device))
+        state["y"] = ctx.gossip(state["y"]) + g_new - state["g"]
         state["g"] = g_new
         return losses

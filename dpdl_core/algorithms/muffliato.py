@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ..validation import check_choice, check_int
+from . import register
 from .base import Algorithm
 
 STARTS = ("previous", "zero")
@@ -42,12 +43,13 @@ def default_gossip_steps(n_agents: int, spectral_gap: float) -> int:
     return max(1, math.ceil(math.log(max(n_agents, 2)) / math.sqrt(spectral_gap)))
 
 
-def chebyshev_gossip(W: torch.Tensor, X: torch.Tensor, steps: int, gamma: float, start: str = "previous") -> torch.Tensor:
-    """K accelerated gossip steps from X (x^{−1} = X, or 0 with ``start="zero"``)."""
+def chebyshev_gossip(mix, X: torch.Tensor, steps: int, gamma: float, start: str = "previous") -> torch.Tensor:
+    """K accelerated gossip steps from X (x^{−1} = X, or 0 with ``start="zero"``); ``mix(X)``
+    is one gossip step W @ X (``RunContext.gossip``, which counts the vectors sent)."""
     prev = X if start == "previous" else torch.zeros_like(X)
     cur = X
     for _ in range(steps):
-        prev, cur = cur, gamma * (W @ cur) + (1 - gamma) * prev
+        prev, cur = cur, gamma * mix(cur) + (1 - gamma) * prev
     return cur
 
 
@@ -71,8 +73,10 @@ class MuffliatoParams:
         check_choice(self, "start", STARTS)
 
 
+@register
 class Muffliato(Algorithm):
     name = "muffliato"
+    display_name = "MUFFLIATO"
     Params = MuffliatoParams
 
     def __init__(self, params, ctx):
@@ -85,11 +89,6 @@ class Muffliato(Algorithm):
     def messages_per_round(cls, topology, params) -> np.ndarray:
         return np.ones(topology.n_agents, dtype=int)
 
-    @classmethod
-    def vectors_per_round(cls, topology, params) -> int:
-        k = params.gossip_steps or default_gossip_steps(topology.n_agents, topology.spectral_gap)
-        return int(k * (topology.degrees - 1).sum())
-
     def init_state(self, X0):
         return {"x": X0.clone()}
 
@@ -97,6 +96,6 @@ class Muffliato(Algorithm):
         ctx = self.ctx
         g, losses = ctx.noisy_gradients(state["x"], xb, yb)
         # The first gossip message x − ηg reveals g to anyone who knows x.
-        ctx.record("gradient", g, state["x"], torch.arange(ctx.n_agents, device=g.device))
-        state["x"] = chebyshev_gossip(ctx.W, state["x"] - ctx.lr * g, self.steps, self.gamma, self.params.start)
+        ctx.reveal("gradient", g, state["x"], torch.arange(ctx.n_agents, device=g.device))
+        state["x"] = chebyshev_gossip(ctx.gossip, state["x"] - ctx.lr * g, self.steps, self.gamma, self.params.start)
         return losses

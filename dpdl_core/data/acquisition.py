@@ -1,4 +1,4 @@
-"""Datasets, normalization, non-IID partitions and validation splits.
+"""Acquisition and normalisation of the image datasets.
 
 Acquisition order for a dataset ``name`` (``mnist`` or ``cifar10``):
 
@@ -20,25 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 
 __all__ = [
     "DATASETS",
-    "PARTITION_SCHEMES",
+    "DATA_DIR_ENV",
+    "MIRROR_ENV",
     "DataUnavailableError",
     "Dataset",
     "DatasetSpec",
     "default_data_dir",
     "denormalize",
     "describe",
-    "dirichlet_partition",
-    "label_counts",
     "load_dataset",
-    "mean_label_entropy",
+    "mirror_dir",
     "normalize",
     "read_npz",
-    "validation_split",
     "write_npz",
 ]
 
@@ -120,7 +117,27 @@ def default_data_dir() -> Path:
     env = os.environ.get(DATA_DIR_ENV)
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / "data"
+    return Path(__file__).resolve().parents[2] / "data"
+
+
+def mirror_dir() -> Path | None:
+    """The offline mirror folder named by ``$DPDL_DATA_MIRROR`` (``make DATA_MIRROR=DIR``), or None.
+
+    Raises
+    ------
+    DataUnavailableError
+        When the variable names a folder that does not exist.
+    """
+    env = os.environ.get(MIRROR_ENV)
+    if not env:
+        return None
+    path = Path(env)
+    if not path.is_dir():
+        raise DataUnavailableError(
+            f"${MIRROR_ENV}={env} is not a folder; point it (make DATA_MIRROR=DIR) at the offline "
+            "mirror, e.g. ../shared/data, or unset it to use the cache and torchvision's download."
+        )
+    return path
 
 
 def _check_name(name: str) -> DatasetSpec:
@@ -246,8 +263,8 @@ def load_dataset(
     """
     spec = _check_name(name)
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    if mirror is None and os.environ.get(MIRROR_ENV):
-        mirror = Path(os.environ[MIRROR_ENV])
+    if mirror is None:
+        mirror = mirror_dir()
     arrays, meta, source = _locate(name, data_dir, Path(mirror) if mirror else None, download)
     meta = {**meta, "source": source}
     meta.setdefault("n_train", int(arrays["x_train"].shape[0]))
@@ -276,130 +293,3 @@ def denormalize(x: torch.Tensor, spec: DatasetSpec) -> torch.Tensor:
     mean = torch.tensor(spec.mean, device=x.device).view(1, -1, 1, 1)
     std = torch.tensor(spec.std, device=x.device).view(1, -1, 1, 1)
     return x * std + mean
-
-
-PARTITION_SCHEMES = ("per_agent", "per_class")
-
-
-def dirichlet_partition(
-    labels: np.ndarray | torch.Tensor,
-    n_agents: int,
-    alpha: float,
-    *,
-    seed: int,
-    scheme: str = "per_agent",
-    min_size: int = 10,
-    max_tries: int = 1000,
-) -> list[np.ndarray]:
-    """Split sample indices across agents with Dirichlet label skew.
-
-    Parameters
-    ----------
-    labels : array of int
-        Class index of every training sample.
-    n_agents : int
-    alpha : float
-        Dirichlet concentration α_d (> 0); smaller means more skewed.
-    seed : int
-    scheme : {"per_agent", "per_class"}
-        ``per_agent`` (the DPDL authors' released code): agent i draws class proportions
-        p_i ~ Dir(α·1) and receives ⌊n/N⌋ samples drawn without replacement with those
-        proportions (a class that runs out is replaced by the agent's other classes in
-        proportion to p_i), so agents are of equal size. ``per_class`` (FedLab/Flower): the
-        samples of each class are split across agents by q_c ~ Dir(α·1), redrawn until
-        every agent has at least ``min_size`` samples.
-    min_size : int
-        Smallest agent allowed under ``per_class``.
-
-    Returns
-    -------
-    list of np.ndarray
-        Disjoint, sorted index arrays, one per agent, none empty.
-    """
-    labels = np.asarray(labels, dtype=np.int64)
-    if scheme not in PARTITION_SCHEMES:
-        raise ValueError(f"scheme={scheme!r} is not known; allowed values: {list(PARTITION_SCHEMES)}")
-    if not alpha > 0:
-        raise ValueError(f"alpha={alpha!r} must be > 0")
-    if not 1 <= n_agents <= len(labels):
-        raise ValueError(f"n_agents={n_agents} must be between 1 and the {len(labels)} samples")
-    rng = np.random.default_rng(seed)
-    classes = np.unique(labels)
-    pools = {c: rng.permutation(np.flatnonzero(labels == c)) for c in classes}
-    if scheme == "per_agent":
-        parts = _per_agent(pools, classes, n_agents, alpha, len(labels) // n_agents, rng)
-    else:
-        parts = _per_class(pools, classes, n_agents, alpha, min_size, max_tries, rng)
-    return [np.sort(p) for p in parts]
-
-
-def _per_agent(pools, classes, n_agents, alpha, size, rng) -> list[np.ndarray]:
-    left = {c: list(p) for c, p in pools.items()}
-    parts = []
-    for _ in range(n_agents):
-        p = rng.dirichlet(np.full(len(classes), alpha))
-        want = rng.multinomial(size, p)
-        take = []
-        deficit = 0
-        for k, c in enumerate(classes):
-            n = min(want[k], len(left[c]))
-            deficit += want[k] - n
-            take.extend(left[c][:n])
-            del left[c][:n]
-        while deficit > 0:  # redistribute over classes that still have samples, by p
-            avail = np.array([len(left[c]) for c in classes])
-            w = np.where(avail > 0, p + 1e-12, 0.0)
-            k = rng.choice(len(classes), p=w / w.sum())
-            take.append(left[classes[k]].pop(0))
-            deficit -= 1
-        parts.append(np.array(take, dtype=np.int64))
-    return parts
-
-
-def _per_class(pools, classes, n_agents, alpha, min_size, max_tries, rng) -> list[np.ndarray]:
-    n_total = sum(len(p) for p in pools.values())
-    min_size = min(min_size, n_total // n_agents)
-    for _ in range(max_tries):
-        buckets: list[list[int]] = [[] for _ in range(n_agents)]
-        for c in classes:
-            q = rng.dirichlet(np.full(n_agents, alpha))
-            cuts = (np.cumsum(q) * len(pools[c])).astype(int)[:-1]
-            for a, chunk in enumerate(np.split(pools[c], cuts)):
-                buckets[a].extend(chunk.tolist())
-        if min(len(b) for b in buckets) >= max(min_size, 1):
-            return [np.array(b, dtype=np.int64) for b in buckets]
-    raise RuntimeError(
-        f"per_class partition left an agent with fewer than {min_size} samples after "
-        f"{max_tries} draws; use fewer agents, a larger alpha, or scheme='per_agent'"
-    )
-
-
-def label_counts(labels, parts: list[np.ndarray], n_classes: int = 10) -> pd.DataFrame:
-    """Agents × classes table of sample counts (index ``agent``, columns 0..n_classes-1)."""
-    labels = np.asarray(labels)
-    rows = [np.bincount(labels[p], minlength=n_classes) for p in parts]
-    df = pd.DataFrame(rows, columns=list(range(n_classes)))
-    df.index.name = "agent"
-    return df
-
-
-def mean_label_entropy(counts: pd.DataFrame) -> float:
-    """Mean over agents of the Shannon entropy (nats) of the agent's label distribution."""
-    p = counts.to_numpy(dtype=float)
-    p = p / p.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
-    return float(h.mean())
-
-
-def validation_split(n_test: int, n_val: int = 2000, *, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Random validation/test split of the test set (PDSL's validation set Q).
-
-    Returns
-    -------
-    (val_idx, test_idx) : sorted disjoint index arrays covering ``range(n_test)``.
-    """
-    if not 0 < n_val < n_test:
-        raise ValueError(f"n_val={n_val} must be between 1 and n_test-1={n_test - 1}")
-    perm = np.random.default_rng(seed).permutation(n_test)
-    return np.sort(perm[:n_val]), np.sort(perm[n_val:])

@@ -5,8 +5,8 @@ The profile's ``attack`` section sets the scale: attacked rounds (the paper's 20
 800), training batch size, the grid of topologies × N, victims per cell and the inversion
 budget. Notebooks call :func:`figure_cell` / :func:`table_cells` / :func:`algorithm_cells`,
 then :func:`run_cells`, then :func:`inversion_figure` or :func:`attack_table`. The paper's
-numbers come from ``dpdl_core/reference/dpdl_attack.csv`` and only ever fill a "paper"
-column.
+numbers come from ``reference/dpdl_attack.csv`` beside this file and only ever fill a
+"paper" column.
 """
 from __future__ import annotations
 
@@ -14,16 +14,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .algorithms import DISPLAY_NAMES
-from .attacks import InversionConfig
-from .config import ExperimentConfig, paper_preset
-from .data import DATASETS, denormalize
-from .image_metrics import METRIC_NOTE
-from .paper_results import load_reference
-from .plotting import caption, figures_dir, save_figure
-from .profiles import load_profile
-from .results import ResultStore
-from .threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
+from ...algorithms import display_name
+from ...attacks import InversionConfig
+from ...config import ExperimentConfig
+from ...data import DATASETS, denormalize
+from ...image_metrics import METRIC_NOTE
+from ...plotting import caption, figures_dir, save_figure
+from ...profiles import load_profile
+from ...reporting import load_reference, write_table
+from ...results import ResultStore
+from ...runner import progress_enabled
+from ...threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
+from .presets import preset
 
 __all__ = [
     "algorithm_cells",
@@ -47,7 +49,7 @@ PAPER_METRICS = {"MSE": "MSE", "PSNR": "PSNR", "SSIM_x100": "SSIM"}
 
 
 def _section(profile: str, dataset: str | None = None) -> dict:
-    p = load_profile(profile)["attack"]
+    p = load_profile(profile, paper="dpdl")["attack"]
     common = {k: v for k, v in p.items() if not isinstance(v, dict) or k == "inversion"}
     if dataset is None:
         return common
@@ -68,7 +70,7 @@ def _spec(s: dict, rounds) -> AttackSpec:
 
 def _config(s: dict, dataset: str, topology: str, n_agents: int, rounds: int, algorithm: str = "dpdl", epsilon=None) -> ExperimentConfig:
     """The private training config of one cell (the paper's hyper-parameters, the profile's scale)."""
-    return paper_preset(
+    return preset(
         dataset,
         topology,
         algorithm=algorithm,
@@ -102,7 +104,7 @@ def table_cells(dataset: str, profile: str) -> list[Cell]:
 
 def algorithm_cells(profile: str) -> list[Cell]:
     """Every algorithm at equal ε on the profile's ``all_algorithms`` setting."""
-    extra = load_profile(profile)["attack"]["all_algorithms"]
+    extra = load_profile(profile, paper="dpdl")["attack"]["all_algorithms"]
     d = extra["dataset"]
     s = {**_section(profile, d), **extra}
     last = max(s["rounds"])
@@ -122,9 +124,7 @@ def scale_note(dataset: str, profile: str) -> str:
 
 def run_cells(cells: list[Cell], store: ResultStore | None = None, progress: bool | None = None) -> list[AttackResult]:
     """Attack every cell (cached cells are loaded; an interrupted sweep resumes)."""
-    from .runner import _progress_enabled
-
-    show = _progress_enabled(progress)
+    show = progress_enabled(progress)
     it = cells
     if show:
         from tqdm.auto import tqdm
@@ -187,7 +187,7 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
     the dataset's :data:`~dpdl_core.threat_models.SUCCESS_PSNR`), the last two without a
     paper value.
     """
-    ref = load_reference("dpdl_attack")
+    ref = load_reference("dpdl", "dpdl_attack")
     rows = []
     for (cfg, spec), res in zip(cells, results):
         last = max(spec.rounds)
@@ -261,24 +261,7 @@ def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, titl
                 vals.append(_fmt(o, metric) + ("" if np.isnan(p) else f" ({_fmt(p, metric)})"))
             body.append([metric, scenario, *vals])
     cols = ["metric", "scenario", *heads]
-    md = [f"**{title}**", "", f"_{note}_", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    md += ["| " + " | ".join(r) + " |" for r in body]
-    if len(claim):
-        ccols = list(claim.columns)
-        md += ["", "| " + " | ".join(ccols) + " |", "|" + "---|" * len(ccols)]
-        md += ["| " + " | ".join(str(v) for v in r) + " |" for r in claim.itertuples(index=False)]
-    text = "\n".join(md) + "\n"
-    (figures_dir() / f"{name}.md").write_text(text)
-
-    def tex(s):
-        return str(s).replace("_", r"\_").replace("%", r"\%").replace("—", "--").replace(">=", r"$\geq$")
-
-    lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + tex(title) + ". " + tex(note) + "}",
-             r"\begin{tabular}{" + "l" * len(cols) + "}", r"\hline", " & ".join(tex(c) for c in cols) + r" \\", r"\hline"]
-    lines += [" & ".join(tex(c) for c in r) + r" \\" for r in body]
-    lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
-    (figures_dir() / f"{name}.tex").write_text("\n".join(lines) + "\n")
-    return text
+    return write_table(name, title, note, cols, body, claims=claim)
 
 
 def table_note(results: list[AttackResult], dataset: str, profile: str) -> str:
@@ -294,7 +277,7 @@ def algorithms_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataF
     for (cfg, spec), res in zip(cells, results):
         s = res.summary()
         s = s[s["round"] == max(spec.rounds)].drop(columns="round")
-        s.insert(0, "algorithm", DISPLAY_NAMES[cfg.algorithm])
+        s.insert(0, "algorithm", display_name(cfg.algorithm))
         private = s["scenario"].map(res.metrics.groupby("scenario")["private"].first())
         s.insert(2, "sigma", [res.meta["sigma"][str(p)] for p in private])
         frames.append(s)

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..validation import check_choice, check_int
-from .base import Algorithm
+from ...algorithms import Algorithm, register
+from ...validation import check_choice, check_int
 
 CLIP_MODES = ("per_sample", "microbatch")
 COSINE_MODES = ("global", "per_tensor")
@@ -76,8 +76,10 @@ def paper_alpha(topology_name: str) -> float:
     return 2.0 if topology_name == "ring" else 1.5
 
 
+@register
 class DPDL(Algorithm):
     name = "dpdl"
+    display_name = "DPDL"
     Params = DPDLParams
 
     def __init__(self, params: DPDLParams, ctx):
@@ -99,11 +101,6 @@ class DPDL(Algorithm):
     def messages_per_round(cls, topology, params) -> np.ndarray:
         """k_i = |𝒩_i|: the cross-gradients agent i sends plus its noisy self-gradient."""
         return topology.degrees
-
-    @classmethod
-    def vectors_per_round(cls, topology, params) -> int:
-        """Models out, cross-gradients back, then x̃ and ṽ: 4 vectors per directed link."""
-        return int(4 * (topology.degrees - 1).sum())
 
     def init_state(self, X0):
         return {"x": X0.clone(), "v": torch.zeros_like(X0)}
@@ -127,11 +124,12 @@ class DPDL(Algorithm):
         X, V = state["x"], state["v"]
         i, j, w = ctx.edge_i, ctx.edge_j, ctx.edge_w
         N = ctx.n_agents
-        # Eqs (8)-(14): one batched pass over every (model x_i, batch of j) pair.
+        # Eqs (8)-(14): models out to the neighbours, then one batched pass over every
+        # (model x_i, batch of j) pair.
+        ctx.broadcast(X)
         sums, losses = eng.clipped_sums(X[i], j, xb, yb, ctx.clip, unit=self.unit)
         noisy = (sums + ctx.noise(j, eng.P)) / self.n_units  # g̈^{ij}, made by agent j
-        cross = i != j
-        ctx.record("CG", noisy[cross], X[i[cross]], j[cross])
+        ctx.send("CG", noisy, senders=j, receivers=i, models=X[i])
         clean_self = sums[ctx.self_edge] / self.n_units  # ĝ^{ii}, eq. (14)
         g_ii = clean_self[i]
         # Eqs (15)-(18).
@@ -144,8 +142,7 @@ class DPDL(Algorithm):
             g_tilde += self.params.weight_decay * X
         # Eqs (19)-(22).
         v_tilde = ctx.momentum * V + g_tilde
-        ctx.record("MM", v_tilde, X, torch.arange(N, device=X.device))
         x_tilde = X - ctx.lr * v_tilde
-        state["v"] = ctx.W @ v_tilde
-        state["x"] = ctx.W @ x_tilde
+        state["v"] = ctx.gossip(v_tilde, channel="MM", models=X)
+        state["x"] = ctx.gossip(x_tilde)
         return losses[ctx.self_edge].mean(1)

@@ -1,0 +1,27 @@
+"""Data layer: acquisition (cache, offline mirror, torchvision download) and normalisation
+(:mod:`.acquisition`), non-IID partitions and validation splits (:mod:`.partition`), and
+partition statistics (:mod:`.statistics`)."""
+from .acquisition import (
+    DATA_DIR_ENV,
+    DATASETS,
+    MIRROR_ENV,
+    DataUnavailableError,
+    Dataset,
+    DatasetSpec,
+    default_data_dir,
+    denormalize,
+    describe,
+    load_dataset,
+    mirror_dir,
+    normalize,
+    read_npz,
+    write_npz,
+)
+from .partition import PARTITION_SCHEMES, dirichlet_partition, validation_split
+from .statistics import label_counts, mean_label_entropy
+
+__all__ = [
+    "DATASETS", "DATA_DIR_ENV", "MIRROR_ENV", "PARTITION_SCHEMES", "DataUnavailableError", "Dataset", "DatasetSpec",
+    "default_data_dir", "denormalize", "describe", "dirichlet_partition", "label_counts", "load_dataset",
+    "mean_label_entropy", "mirror_dir", "normalize", "read_npz", "validation_split", "write_npz",
+]

@@ -1,0 +1,213 @@
+"""The DPDL paper's convergence figures (1–4, 8, 9) and accuracy tables (I, II, V, VI).
+
+Each notebook calls one builder: :func:`loss_figure_notebook` or :func:`accuracy_table_notebook`
+with its key in :data:`FIGURES` / :data:`TABLES`. The scale (ε, N, α_d, seeds, rounds, batch
+size, σ rule) comes from the profile's ``dpdl`` section and is printed on every output. The
+paper's numbers are read from ``reference/dpdl_accuracy.csv`` beside this file (a copy of
+the shared reference tables) and only ever shown in a "paper" column.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...algorithms import algorithms, display_name
+from ...config import ExperimentConfig
+from ...data import DATASETS
+from ...plotting import figures_dir
+from ...profiles import load_profile
+from ...reporting import check_stored, fmt_mean_std, load_histories, load_reference, loss_figure, verdict, write_table
+from ...results import ResultStore
+from ...sweep import Grid, expand, run_sweep
+from .presets import preset
+
+__all__ = ["FIGURES", "TABLES", "accuracy_table", "accuracy_table_notebook", "claims", "grid", "loss_figure_notebook",
+           "scale_note", "summary_markdown", "write_accuracy_table"]
+
+# Notebook key -> (dataset, topologies, title) of the convergence figures.
+FIGURES = {
+    "fig01_mnist_bipartite": ("mnist", ["bipartite"], "Figure 1: MNIST, bipartite graph, alpha_d = 0.25"),
+    "fig02_mnist_fully_connected": ("mnist", ["fully_connected"], "Figure 2: MNIST, fully connected graph, alpha_d = 0.25"),
+    "fig03_cifar10_bipartite": ("cifar10", ["bipartite"], "Figure 3: CIFAR-10, bipartite graph, alpha_d = 0.25"),
+    "fig04_cifar10_fully_connected": ("cifar10", ["fully_connected"], "Figure 4: CIFAR-10, fully connected graph, alpha_d = 0.25"),
+    "fig08_mnist_ring": ("mnist", ["ring"], "Figure 8: MNIST, ring graph, alpha_d = 0.25"),
+    "fig09_cifar10_ring": ("cifar10", ["ring"], "Figure 9: CIFAR-10, ring graph, alpha_d = 0.25"),
+}
+
+
+def _paper_names() -> dict[str, str]:
+    return {cls.display_name: name for name, cls in algorithms().items()}
+
+
+def _section(profile: str, dataset: str) -> dict:
+    p = load_profile(profile, paper="dpdl")["dpdl"]
+    if dataset not in p:
+        raise ValueError(f"profile {profile!r} has no dpdl grid for dataset={dataset!r}; allowed: {sorted(k for k in p if isinstance(p[k], dict))}")
+    return {**{k: v for k, v in p.items() if not isinstance(v, dict)}, **p[dataset]}
+
+
+def grid(dataset: str, topologies: list[str], profile: str, alpha_d: list[float] | None = None) -> list[ExperimentConfig]:
+    """Configs of the profile's DPDL grid for ``dataset`` over ``topologies``.
+
+    Hyper-parameters are the paper's (:func:`~dpdl_core.papers.dpdl.preset`); the profile
+    sets the grid and the scale.
+    """
+    s = _section(profile, dataset)
+    base = preset(dataset).to_dict()
+    base.update(
+        rounds=s["rounds"], batch_size=s["batch_size"], train_samples=s["train_samples"],
+        eval_samples=s["eval_samples"], eval_every=s["eval_every"], sigma_rule=s["sigma_rule"],
+    )
+    base.pop("algo")
+    axes = {
+        "algorithms": s["algorithms"],
+        "epsilons": s["epsilons"],
+        "n_agents": s["n_agents"],
+        "topologies": topologies,
+        "alpha_d": alpha_d if alpha_d is not None else s["alpha_d"],
+        "seeds": s["seeds"],
+    }
+    return expand(Grid(axes, base))
+
+
+def scale_note(dataset: str, profile: str) -> str:
+    """One line naming the scale a profile runs at."""
+    s = _section(profile, dataset)
+    return (f"N in {s['n_agents']}, {s['rounds']} rounds, B = {s['batch_size']}, {len(s['seeds'])} seed(s), "
+            f"alpha_d in {s['alpha_d']}, sigma rule {s['sigma_rule']}")
+
+
+def loss_figure_notebook(key: str, profile: str, workers: int | None = None):
+    """Figure ``key`` of :data:`FIGURES`: run the grid's missing runs, check them, draw.
+
+    Returns
+    -------
+    fig, dataset_label, notes
+        ``notes`` lists runs that diverged (their curves stop there).
+    """
+    dataset, topologies, title = FIGURES[key]
+    configs = grid(dataset, topologies, profile, alpha_d=[0.25])
+    run_sweep(configs, workers=workers)
+    notes = check_stored(configs)
+    fig, label = loss_figure(configs, profile, f"dpdl_{key}", title, scale_note(dataset, profile))
+    return fig, label, notes
+
+
+def accuracy_table(configs: list[ExperimentConfig], store: ResultStore | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Final average-model test accuracy (%) per cell and algorithm, beside the paper's.
+
+    Returns
+    -------
+    table : DataFrame
+        Columns alpha_d, topology, n_agents, epsilon, algorithm, ours_mean, ours_std, runs,
+        paper_mean, paper_std, diff (ours − paper), best (ours best in its cell).
+    claims : DataFrame
+        The paper's qualitative claims, each ``holds`` / ``fails (k of n)`` / ``not run``.
+    label : str
+        The dataset that ran.
+    """
+    store = store or ResultStore()
+    df, label = load_histories(configs, store, ["avg_test_acc"])
+    last = df.sort_values("round").groupby(["algorithm", "epsilon", "n_agents", "topology", "alpha_d", "seed"]).tail(1)
+    keys = ["alpha_d", "topology", "n_agents", "epsilon", "algorithm"]
+    ours = last.groupby(keys)["value"].agg(["mean", "std", "count"]).reset_index()
+    ours["ours_mean"] = 100 * ours["mean"]
+    ours["ours_std"] = 100 * ours["std"].fillna(0.0)
+    ours = ours.rename(columns={"count": "runs"})[keys + ["ours_mean", "ours_std", "runs"]]
+    ref = load_reference("dpdl", "dpdl_accuracy")
+    ref = ref[ref["dataset"] == configs[0].dataset].copy()
+    ref["algorithm"] = ref["algorithm"].map(_paper_names())
+    ref = ref.rename(columns={"accuracy_mean": "paper_mean", "accuracy_std": "paper_std"})[keys + ["paper_mean", "paper_std"]]
+    table = ours.merge(ref, on=keys, how="left")
+    table["diff"] = table["ours_mean"] - table["paper_mean"]
+    cell = ["alpha_d", "topology", "n_agents", "epsilon"]
+    table["best"] = table["ours_mean"] == table.groupby(cell)["ours_mean"].transform("max")
+    table = table.sort_values(cell + ["algorithm"]).reset_index(drop=True)
+    return table, claims(table), label
+
+
+def claims(table: pd.DataFrame) -> pd.DataFrame:
+    """Check the paper's qualitative claims on the cells that ran."""
+    cell = ["alpha_d", "topology", "n_agents", "epsilon"]
+    rows = []
+    n_alg = table["algorithm"].nunique()
+    full = table.groupby(cell).filter(lambda g: len(g) == n_alg)
+    checks = [g.loc[g["algorithm"] == "dpdl", "best"].item() for _, g in full.groupby(cell)]
+    rows.append(("DPDL has the best accuracy in its cell", checks))
+    mono = []
+    for _, g in table.groupby(["alpha_d", "topology", "n_agents", "algorithm"]):
+        if g["epsilon"].nunique() >= 2:
+            acc = g.sort_values("epsilon")["ours_mean"].to_numpy()
+            mono.append(bool(np.all(np.diff(acc) >= 0)))
+    rows.append(("accuracy grows with epsilon", mono))
+    order = {"ring": 0, "bipartite": 1, "fully_connected": 2}
+    dense = []
+    for _, g in table.groupby(["alpha_d", "n_agents", "epsilon", "algorithm"]):
+        if g["topology"].nunique() >= 2:
+            acc = g.assign(o=g["topology"].map(order)).sort_values("o")["ours_mean"].to_numpy()
+            dense.append(bool(np.all(np.diff(acc) >= 0)))
+    rows.append(("denser graphs do better (ring <= bipartite <= fully connected)", dense))
+    return pd.DataFrame([{"claim": claim, "verdict": verdict(results)} for claim, results in rows])
+
+
+def write_accuracy_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str, title: str, note: str) -> str:
+    """Render to ``figures/<name>.md`` and ``.tex`` (ours in bold where best); return the Markdown."""
+    cols = ["alpha_d", "topology", "N", "epsilon", "algorithm", "ours (%)", "paper (%)", "diff"]
+    rows, bold = [], []
+    for k, r in enumerate(table.itertuples()):
+        rows.append([r.alpha_d, r.topology, int(r.n_agents), r.epsilon, display_name(r.algorithm),
+                     fmt_mean_std(r.ours_mean, r.ours_std, int(r.runs)),
+                     "—" if pd.isna(r.paper_mean) else fmt_mean_std(r.paper_mean, r.paper_std),
+                     "—" if pd.isna(r.diff) else f"{r.diff:+.1f}"])
+        if r.best:
+            bold.append((k, cols.index("ours (%)")))
+    shown = claims_df.rename(columns={"claim": "claim of the paper", "verdict": "at this scale"})
+    return write_table(name, title, note, cols, rows, bold, shown)
+
+
+# Notebook key -> (table name, dataset, topologies) of the accuracy tables.
+TABLES = {
+    "tab01_mnist_accuracy": ("Table I", "mnist", ["bipartite", "fully_connected"]),
+    "tab02_cifar10_accuracy": ("Table II", "cifar10", ["bipartite", "fully_connected"]),
+    "tab05_mnist_ring_accuracy": ("Table V", "mnist", ["ring"]),
+    "tab06_cifar10_ring_accuracy": ("Table VI", "cifar10", ["ring"]),
+}
+
+
+def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
+    """Table ``key`` of :data:`TABLES`: run the grid's missing runs (both α_d), tabulate
+    beside the paper, check the claims, write ``figures/dpdl_<key>.md/.tex``.
+
+    Returns
+    -------
+    table, claims, markdown
+    """
+    table_name, dataset, topologies = TABLES[key]
+    configs = grid(dataset, topologies, profile)
+    run_sweep(configs, workers=workers)
+    table, claims_df, label = accuracy_table(configs)
+    title = f"{table_name}: test accuracy (%) on {DATASETS[dataset].pretty}"
+    note = f"{label}; profile {profile}; {scale_note(dataset, profile)}"
+    return table, claims_df, write_accuracy_table(table, claims_df, f"dpdl_{key}", title, note)
+
+
+def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
+    """Reproduced-vs-paper summary over the accuracy tables of a profile: per table and
+    algorithm, our mean final accuracy over the cells that ran beside the paper's mean over
+    the same cells, and the claims verdicts. Cells without stored runs are skipped."""
+    store = store or ResultStore()
+    out = [f"Profile `{profile}`. Mean over the cells that ran of the final average-model test accuracy (%).", "",
+           "| table | data that ran | algorithm | cells | ours | paper (same cells) |", "|---|---|---|---|---|---|"]
+    verdicts = []
+    for name, dataset, topos in TABLES.values():
+        configs = [c for c in grid(dataset, topos, profile) if store.has(c.hash)]
+        if not configs:
+            continue
+        table, claims_df, label = accuracy_table(configs, store)
+        for alg, g in table.groupby("algorithm"):
+            out.append(f"| {name} | {label} | {display_name(alg)} | {len(g)} | {g['ours_mean'].mean():.1f} | {g['paper_mean'].mean():.1f} |")
+        verdicts += [f"| {name} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
+    out += ["", "| table | claim of the paper | at this scale |", "|---|---|---|"] + verdicts
+    text = "\n".join(out) + "\n"
+    (figures_dir() / f"dpdl_summary_{profile}.md").write_text(text)
+    return text

@@ -1,0 +1,173 @@
+"""Building blocks of every paper's figures and tables: stored histories of a grid, the
+training-loss panel figure, Markdown/LaTeX tables, claim verdicts and reference numbers.
+
+A paper's builders (``dpdl_core/papers/<paper>/``) combine these with the paper's grid,
+reference file and claims; the paper's numbers only ever fill a "paper" column.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .algorithms import algorithms, display_name
+from .config import ExperimentConfig
+from .plotting import caption, figures_dir, save_figure
+from .results import ResultStore
+
+__all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "verdict", "write_table"]
+
+GRID_KEYS = ("algorithm", "epsilon", "n_agents", "topology", "alpha_d", "seed")
+
+
+def load_reference(paper: str, name: str) -> pd.DataFrame:
+    """The reference table ``name`` of ``paper`` (``dpdl_core/papers/<paper>/reference/<name>.csv``)."""
+    path = resources.files("dpdl_core").joinpath("papers", paper, "reference", f"{name}.csv")
+    with path.open() as f:
+        return pd.read_csv(f)
+
+
+def load_histories(configs: Sequence[ExperimentConfig], store: ResultStore, metrics: Sequence[str],
+                   keys: Sequence[str] = GRID_KEYS) -> tuple[pd.DataFrame, str]:
+    """The stored histories of ``configs`` (those the store has), restricted to ``metrics``,
+    with the config fields ``keys`` as columns; and the label of the data that ran.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the store has none of them (run the sweep first).
+    """
+    frames, label = [], None
+    for cfg in configs:
+        if not store.has(cfg.hash):
+            continue
+        header, hist = store.load_run(cfg.hash)
+        hist = hist[hist["metric"].isin(metrics)].copy()
+        for k in keys:
+            hist[k] = getattr(cfg, k)
+        frames.append(hist)
+        label = header["meta"].get("dataset_label", label)
+    if not frames:
+        raise FileNotFoundError("no stored runs for this grid; run the sweep first (run_sweep(configs))")
+    return pd.concat(frames, ignore_index=True), label
+
+
+def check_stored(configs: Sequence[ExperimentConfig], store: ResultStore | None = None) -> list[str]:
+    """Check that every run of a grid is stored and finished with a finite loss curve.
+
+    Returns
+    -------
+    notes : list of str
+        One line per run that diverged (a result, not an error: its curve stops there).
+
+    Raises
+    ------
+    AssertionError
+        Naming the first run that is missing or whose curve is short or not finite.
+    """
+    store = store or ResultStore()
+    notes = []
+    for c in configs:
+        assert store.has(c.hash), f"run {c.hash} ({c.algorithm}, epsilon={c.epsilon}) is missing from the store"
+        header, hist = store.load_run(c.hash)
+        loss = hist.loc[hist["metric"] == "train_loss_mean", "value"]
+        if header["meta"]["diverged"]:
+            notes.append(f"{c.algorithm} epsilon={c.epsilon} N={c.n_agents} diverged at round {len(loss)}")
+        else:
+            assert len(loss) == c.rounds and np.isfinite(loss).all(), f"run {c.hash} has an incomplete loss curve"
+    return notes
+
+
+def loss_figure(configs: Sequence[ExperimentConfig], profile: str, name: str, title: str, note: str,
+                store: ResultStore | None = None):
+    """Training loss (mean over agents and runs) against round, one panel per (N, ε), a
+    shaded band for the spread (min–max over agents and runs); saved as ``name`` with the
+    data that ran, the profile and ``note`` in the caption.
+
+    Returns
+    -------
+    fig, dataset_label
+    """
+    store = store or ResultStore()
+    df, label = load_histories(configs, store, ["train_loss_mean", "train_loss_min", "train_loss_max"])
+    wide = df.pivot_table(index=["algorithm", "epsilon", "n_agents", "seed", "round"], columns="metric", values="value").reset_index()
+    eps_list = sorted(wide["epsilon"].unique())
+    n_list = sorted(wide["n_agents"].unique())
+    fig, axes = plt.subplots(len(n_list), len(eps_list), figsize=(4.2 * len(eps_list), 3.2 * len(n_list)), squeeze=False, sharey=True)
+    names = [a for a in algorithms() if a in set(wide["algorithm"])]
+    colors = dict(zip(names, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    for r, n in enumerate(n_list):
+        for c, eps in enumerate(eps_list):
+            ax = axes[r, c]
+            cell = wide[(wide["n_agents"] == n) & (wide["epsilon"] == eps)]
+            for alg in names:
+                runs = cell[cell["algorithm"] == alg]
+                if not len(runs):
+                    continue
+                d = runs.groupby("round")
+                mean = d["train_loss_mean"].mean()
+                ax.plot(mean.index, mean.values, label=display_name(alg), color=colors[alg], lw=1.2)
+                ax.fill_between(mean.index, d["train_loss_min"].min(), d["train_loss_max"].max(), color=colors[alg], alpha=0.12)
+            ax.set_title(f"({chr(97 + c)}{r + 1}) $\\epsilon$ = {eps}, N = {n}", fontsize=9)
+            ax.set_xlabel("round")
+            if c == 0:
+                ax.set_ylabel("training loss")
+    axes[0, -1].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    save_figure(fig, name, caption(label, profile, note))
+    return fig, label
+
+
+def fmt_mean_std(mean: float, std: float, runs: int = 2) -> str:
+    """``mean ± std``, or the mean alone for a single run (no spread to show)."""
+    return f"{mean:.1f} ± {std:.1f}" if runs >= 2 else f"{mean:.1f}"
+
+
+def verdict(results: Sequence[bool]) -> str:
+    """``holds (n of n)``, ``fails (k of n comparisons)`` or ``not run``."""
+    if not results:
+        return "not run"
+    if all(results):
+        return f"holds ({len(results)} of {len(results)})"
+    return f"fails ({len(results) - sum(results)} of {len(results)} comparisons)"
+
+
+def _tex(s) -> str:
+    return (str(s).replace("_", r"\_").replace("%", r"\%").replace("±", r"$\pm$").replace("—", "--")
+            .replace(">=", r"$\geq$"))
+
+
+def write_table(name: str, title: str, note: str, cols: Sequence[str], rows: Sequence[Sequence],
+                bold: Sequence[tuple[int, int]] = (), claims: pd.DataFrame | None = None) -> str:
+    """Render a table to ``figures/<name>.md`` and ``figures/<name>.tex``; return the Markdown.
+
+    Parameters
+    ----------
+    rows : rows of cell values, in the order of ``cols``
+    bold : (row, column) positions to set in bold (e.g. the best algorithm of a cell)
+    claims : DataFrame, optional
+        Appended under the table (its columns as the header).
+    """
+    cells = [[str(v) for v in r] for r in rows]
+    md_cells = [list(r) for r in cells]
+    tex_cells = [[_tex(v) for v in r] for r in cells]
+    for i, j in bold:
+        md_cells[i][j] = f"**{md_cells[i][j]}**"
+        tex_cells[i][j] = r"\textbf{" + tex_cells[i][j] + "}"
+    md = [f"**{title}**", "", f"_{note}_", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    md += ["| " + " | ".join(r) + " |" for r in md_cells]
+    if claims is not None and len(claims):
+        ccols = list(claims.columns)
+        md += ["", "| " + " | ".join(ccols) + " |", "|" + "---|" * len(ccols)]
+        md += ["| " + " | ".join(str(v) for v in r) + " |" for r in claims.itertuples(index=False)]
+    text = "\n".join(md) + "\n"
+    (figures_dir() / f"{name}.md").write_text(text)
+    lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + _tex(title) + ". " + _tex(note) + "}",
+             r"\begin{tabular}{" + "l" * len(cols) + "}", r"\hline", " & ".join(_tex(c) for c in cols) + r" \\", r"\hline"]
+    lines += [" & ".join(r) + r" \\" for r in tex_cells]
+    lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
+    (figures_dir() / f"{name}.tex").write_text("\n".join(lines) + "\n")
+    return text
