@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import io
-import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,14 +25,13 @@ from .engine import Engine, consensus_distance
 from .loop import training_rounds
 from .models import build_model
 from .privacy import SigmaRequest, calibrate
+from .progress import progress_enabled
 from .results import ResultStore, atomic_write_bytes
 from .schedules import make_schedule
 from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
-__all__ = ["Prepared", "RunResult", "progress_enabled", "run", "prepare", "sigma_for"]
-
-PROGRESS_ENV = "DPDL_PROGRESS"
+__all__ = ["Prepared", "RunResult", "run", "prepare", "sigma_for"]
 
 
 @dataclass
@@ -208,17 +205,6 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
         x_val=x_val,
         y_val=y_val,
     )
-
-
-def progress_enabled(progress: bool | None) -> bool:
-    """Whether to show a progress bar: ``progress`` if given, else ``$DPDL_PROGRESS``, else
-    whether stderr is a terminal."""
-    if progress is not None:
-        return progress
-    env = os.environ.get(PROGRESS_ENV)
-    if env is not None:
-        return env not in ("0", "false", "no", "")
-    return sys.stderr.isatty()
 
 
 def _rows(t: int, metric: str, values) -> list[tuple]:

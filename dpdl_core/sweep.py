@@ -20,7 +20,7 @@ __all__ = ["Grid", "expand", "pending", "run_sweep"]
 
 # Grid axes and the config field each one sets.
 AXES = {"algorithms": "algorithm", "epsilons": "epsilon", "n_agents": "n_agents", "topologies": "topology",
-        "alpha_d": "alpha_d", "seeds": "seed"}
+        "alpha_d": "alpha_d", "seeds": "seed", "sigma_rules": "sigma_rule"}
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,8 @@ def run_sweep(
         Worker processes (default: ``$DPDL_WORKERS`` or the number of CPU cores, at most
         the number of pending runs). 1 runs in this process.
     """
-    from .runner import progress_enabled, run
+    from .progress import progress_enabled
+    from .runner import run
 
     store = store or ResultStore()
     configs = list(configs)

@@ -23,7 +23,7 @@ from ...plotting import caption, figures_dir, save_figure
 from ...profiles import load_profile
 from ...reporting import load_reference, write_table
 from ...results import ResultStore
-from ...runner import progress_enabled
+from ...progress import progress_enabled
 from ...threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
 from .presets import preset
 

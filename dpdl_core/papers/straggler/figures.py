@@ -1,0 +1,470 @@
+"""Fig. 2 of the paper: privacy, utility and latency trade-offs, and its claims check.
+
+:func:`fig02_tradeoffs` computes every number of the figure at a profile's scale, draws
+the 2×3 figure (a column per latency model), saves it, and checks the paper's stated
+claims (Sec. VI, L223–233 of the text) on the numbers it drew.
+
+Upper panels are analytic (Theorems 1–3, Lemma 1) and depend on the latency model only
+through the latency labels (spec §4, "shortcuts"). Lower panels: skips are i.i.d.
+Bernoulli(p) whatever the model, so the accuracy-per-hop curves are simulated once per
+(scheme, p) and drawn against each model's Lemma 1 latency, hops × (χ + E[min(T, t_ss)]).
+"""
+from __future__ import annotations
+
+import math
+import time
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from dpdl_core.plotting import caption, figures_dir, save_figure
+from dpdl_core.profiles import PROFILES, load_profile
+from dpdl_core.validation import check_choice, check_int
+
+from .housing import HousingData, load_housing, split_runs
+from .latency import LatencyModel, paper_models
+from .theorems import SCHEMES, PaperParams, thm1_bound, thm2_epsilon, thm3_as_printed, thm3_diagnostic
+from .token_ring import TokenRingConfig, TokenRingResult, run_token_ring
+
+__all__ = ["FIGURE_NAME", "PROBABILITIES", "Fig02Result", "Fig02Settings", "check_claims", "fig02_tradeoffs"]
+
+FIGURE_NAME = "straggler_fig02_tradeoffs"
+PROBABILITIES = (1e-4, 0.5, 0.7)  # Sec. VI-A
+# Paper's reading of Lemma 2 (L223): p* ≈ 0 (exponential), 0.710 (gamma), 0.737 (Pareto II).
+PAPER_P_STAR = {"exponential": 0.0, "gamma": 0.710, "lomax": 0.737}
+# Spec §5 sanity band: SS-Rand-Ring, Boston, accuracy after 20,000 hops (20 runs, measured there).
+SANITY_HOPS, SANITY_ACC, SANITY_TOL = 20_000, {1e-4: 0.72, 0.5: 0.67, 0.7: 0.64}, 0.03
+SPEEDUP = ("; speed-up shown = that latency / latency at which the skipping mean curve reaches "
+           "the accuracy of no skipping there")
+COLORS = {1e-4: "C0", 0.5: "C1", 0.7: "C2"}
+SCHEME_NAMES = {"ss_ring": "SS-Ring", "ss_rand_ring": "SS-Rand-Ring"}
+
+
+@dataclass(frozen=True)
+class Fig02Settings:
+    """Scale of Fig. 2 (one profile section).
+
+    Attributes
+    ----------
+    n_runs : int
+        Independent runs averaged in the lower panels (paper: 100).
+    hops : int
+        Hops per run (spec §5.6: 50,000).
+    eval_every : int
+        Test accuracy every this many hops.
+    upper_points, upper_max_exponent : int
+        h_max = n·⌈logspace(0, upper_max_exponent, upper_points)⌉ for the upper panels.
+    mc_runs, mc_hops : int
+        Monte Carlo check of Lemma 1: runs × hops of Algorithm 1's latency.
+    seed : int
+        Data splits use seeds seed … seed + n_runs − 1; the hop stream and Monte Carlo use seed.
+    """
+
+    n_runs: int = 100
+    hops: int = 50_000
+    eval_every: int = 100
+    upper_points: int = 40
+    upper_max_exponent: int = 4
+    mc_runs: int = 2000
+    mc_hops: int = 1000
+    seed: int = 0
+    probabilities: tuple[float, ...] = PROBABILITIES
+
+    def __post_init__(self):
+        for name in ("n_runs", "hops", "eval_every", "upper_points", "upper_max_exponent", "mc_runs", "mc_hops"):
+            check_int(self, name, 1)
+        check_int(self, "seed", 0)
+        if not all(0 < p < 1 for p in self.probabilities):
+            raise ValueError(f"probabilities={self.probabilities!r} must lie in (0, 1) (SS-Ring needs p > 0)")
+
+    @classmethod
+    def from_profile(cls, profile: str) -> "Fig02Settings":
+        return cls(**load_profile(profile, paper="straggler")["fig02_tradeoffs"])
+
+    def h_max_grid(self, n: int) -> np.ndarray:
+        """Upper-panel hops, multiples of n (spec §5.6)."""
+        return n * np.unique(np.ceil(np.logspace(0, self.upper_max_exponent, self.upper_points)).astype(np.int64))
+
+
+@dataclass
+class Fig02Result:
+    """Everything :func:`fig02_tradeoffs` computed.
+
+    Attributes
+    ----------
+    figure : matplotlib.figure.Figure
+    claims : pd.DataFrame
+        One row per checked statement: ``claim``, ``source`` (line of the paper's text or
+        the spec), ``criterion``, ``measured``, ``verdict`` ("holds"/"fails"), ``kind``
+        ("paper" for the paper's claims, "check" for our own consistency checks).
+    analytic : pd.DataFrame
+        Upper panels: per (p, h_max) the Thm 1 bounds of both schemes, ε of Thm 2, Thm 3 as
+        printed and the Thm 3 diagnostic variant, and Lemma 1 latency per model.
+    lemma1 : pd.DataFrame
+        Per (model, p): t_ss, Lemma 1 latency per hop, per update, Monte Carlo mean and z.
+    lemma2 : pd.DataFrame
+        Per model: the optimal t_ss, its p and time per update.
+    accuracy : pd.DataFrame
+        Lower panels: per (scheme, p, hop) mean test accuracy and its standard error.
+    runs : dict
+        ``(scheme, p) -> TokenRingResult`` (per-run curves).
+    """
+
+    figure: object
+    claims: pd.DataFrame
+    analytic: pd.DataFrame
+    lemma1: pd.DataFrame
+    lemma2: pd.DataFrame
+    accuracy: pd.DataFrame
+    runs: dict
+    settings: Fig02Settings
+    profile: str
+    data_label: str
+    paths: list = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+
+
+def analytic_table(settings: Fig02Settings, params: PaperParams, models: dict[str, LatencyModel]) -> pd.DataFrame:
+    """Theorems 1–3 and Lemma 1 latency on the h_max grid, for every p (upper panels)."""
+    hm = settings.h_max_grid(params.n)
+    frames = []
+    for p in settings.probabilities:
+        df = pd.DataFrame({"p": p, "h_max": hm})
+        df["thm1_ss_ring"] = thm1_bound(hm, p, "ss_ring", params)
+        df["thm1_ss_rand_ring"] = thm1_bound(hm, p, "ss_rand_ring", params)
+        df["eps_thm2"] = thm2_epsilon(hm, p, params)
+        df["eps_thm3_printed"] = thm3_as_printed(hm, p, params)
+        df["eps_thm3_diagnostic"] = thm3_diagnostic(hm, p, params)
+        for name, m in models.items():
+            df[f"latency_{name}"] = m.expected_latency(hm, m.t_ss_for_p(p))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def lemma_tables(settings: Fig02Settings, models: dict[str, LatencyModel]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Lemma 1 (closed form and Monte Carlo) per (model, p), and Lemma 2's optimum per model."""
+    rng = np.random.default_rng([settings.seed, 2])
+    rows = []
+    for name, m in models.items():
+        for p in settings.probabilities:
+            t = m.t_ss_for_p(p)
+            mc = m.simulate_latency(settings.mc_hops, t, settings.mc_runs, rng) / settings.mc_hops
+            se = mc.std(ddof=1) / math.sqrt(len(mc))
+            exact = m.latency_per_hop(t)
+            rows.append({"model": name, "p": p, "t_ss": t, "latency_per_hop": exact,
+                         "latency_per_update": m.time_per_update(t), "mc_per_hop": mc.mean(),
+                         "mc_se": se, "mc_z": (mc.mean() - exact) / se})
+    opt = []
+    for name, m in models.items():
+        t, p, g = m.optimal_t_ss()
+        opt.append({"model": name, "t_ss_opt": t, "p_opt": p, "latency_per_update_opt": g,
+                    "paper_p_opt": PAPER_P_STAR[name]})
+    return pd.DataFrame(rows), pd.DataFrame(opt)
+
+
+def accuracy_runs(data: HousingData, settings: Fig02Settings, params: PaperParams,
+                  progress: bool | None) -> tuple[dict, pd.DataFrame]:
+    """Algorithm 1 on the data, every (scheme, p), all runs at once (lower panels)."""
+    splits = split_runs(data, settings.n_runs, n_nodes=params.n, seed=settings.seed)
+    runs, frames = {}, []
+    for scheme in SCHEMES:
+        for p in settings.probabilities:
+            cfg = TokenRingConfig(scheme=scheme, p=p, h_max=settings.hops, zeta=params.zeta, sigma=params.sigma,
+                                  radius=params.radius, eval_every=settings.eval_every, seed=settings.seed)
+            res = run_token_ring(splits, cfg, progress=progress, desc=f"{SCHEME_NAMES[scheme]} p={p:g}")
+            runs[(scheme, p)] = res
+            se = res.accuracy.std(axis=1, ddof=1) / math.sqrt(res.accuracy.shape[1]) if settings.n_runs > 1 else np.nan
+            frames.append(pd.DataFrame({"scheme": scheme, "p": p, "hop": res.hops,
+                                        "accuracy": res.mean_accuracy, "se": se}))
+    return runs, pd.concat(frames, ignore_index=True)
+
+
+def _common(xa, ya, xb, yb, k: int = 60):
+    """Both curves ε(x) interpolated (log–log) on k points of their common x range."""
+    lo, hi = max(np.min(xa), np.min(xb)), min(np.max(xa), np.max(xb))
+    if not lo < hi:
+        return None
+    xs = np.logspace(np.log10(lo), np.log10(hi), k)
+
+    def on_xs(x, y):
+        order = np.argsort(x)
+        return np.exp(np.interp(np.log(xs), np.log(x[order]), np.log(y[order])))
+
+    return xs, on_xs(xa, ya), on_xs(xb, yb)
+
+
+def _acc_at_latency(res: TokenRingResult, per_hop: float, budget: float) -> np.ndarray:
+    """Every run's test accuracy at Lemma 1 latency ``budget`` (linear in hops between evaluations)."""
+    lat = res.hops * per_hop
+    return np.array([np.interp(budget, lat, res.accuracy[:, r]) for r in range(res.accuracy.shape[1])])
+
+
+def _time_to(res: TokenRingResult, per_hop: float, target: float) -> float:
+    """Lemma 1 latency at which the mean accuracy curve first reaches ``target`` (∞ if never)."""
+    acc, lat = res.mean_accuracy, res.hops * per_hop
+    above = np.flatnonzero(acc >= target)
+    if len(above) == 0:
+        return math.inf
+    i = above[0]
+    if i == 0:
+        return 0.0
+    return float(np.interp(target, acc[i - 1: i + 1], lat[i - 1: i + 1]))
+
+
+def _exceptions(common, ok: np.ndarray) -> str:
+    """Where a pointwise comparison fails, as a range of Thm 1 error (empty if nowhere)."""
+    if ok.all():
+        return ""
+    xs = common[0][~ok]
+    return f" (fails at Thm 1 error {xs.min():.3g}–{xs.max():.3g})"
+
+
+def check_claims(analytic: pd.DataFrame, lemma1: pd.DataFrame, lemma2: pd.DataFrame, runs: dict,
+                 settings: Fig02Settings, models: dict[str, LatencyModel]) -> pd.DataFrame:
+    """The paper's statements about Fig. 2 (L223–233) as pass/fail checks on the computed numbers."""
+    ps = settings.probabilities
+    rows = []
+
+    def add(claim, source, criterion, measured, ok, kind="paper"):
+        rows.append({"claim": claim, "source": source, "criterion": criterion, "measured": measured,
+                     "verdict": "holds" if ok else "fails", "kind": kind})
+
+    got = {r.model: r.p_opt for r in lemma2.itertuples()}
+    add("Lemma 2 gives p* ≈ 0, 0.710, 0.737 (exponential, gamma, Pareto II)", "L223",
+        "optimal p of Lemma 2 rounded to 3 decimals equals the paper's",
+        ", ".join(f"{k}: {v:.4f}" for k, v in got.items()),
+        all(round(got[k], 3) == v for k, v in PAPER_P_STAR.items()))
+
+    def curve(p, x, y):
+        sel = analytic.p == p
+        return analytic.loc[sel, x].to_numpy(), analytic.loc[sel, y].to_numpy()
+
+    variants = {"Thm 3 as printed": "eps_thm3_printed", "Thm 3 diagnostic (ours)": "eps_thm3_diagnostic"}
+    for label, x, y in [("SS-Ring, Thm 2", "thm1_ss_ring", "eps_thm2")] + [
+        (f"SS-Rand-Ring, {v}", "thm1_ss_rand_ring", c) for v, c in variants.items()
+    ]:
+        ok, worst = True, []
+        for p in ps:
+            xv, yv = curve(p, x, y)
+            left, up = bool(np.all(np.diff(xv) < 0)), bool(np.all(np.diff(yv) >= 0))
+            ok &= left and up
+            worst.append(f"p={p:g}: ε {yv[0]:.3g}→{yv[-1]:.3g}")
+        add(f"latency (h_max) increases toward the upper left: {label}", "L223",
+            "as h_max grows, the Thm 1 bound decreases and ε_ss does not decrease, for every p",
+            "; ".join(worst), ok)
+
+    add("trade-offs look similar for all latency models", "L225",
+        "upper-panel curves identical across models (Thms 1–3 depend on p, not on the model); only labels differ",
+        "identical by construction", True)
+
+    for v, col in variants.items():
+        small, large = [], []
+        for p in ps:
+            c = _common(*curve(p, "thm1_ss_rand_ring", col), *curve(p, "thm1_ss_ring", "eps_thm2"))
+            _, rand, ring = c if c is not None else (None, [np.nan], [np.nan])
+            small.append(ring[0] / rand[0])
+            large.append(ring[-1] / rand[-1])
+        small, large = np.array(small), np.array(large)
+        add(f"SS-Rand-Ring better at small error, especially p = 1e-4 ({v})", "L225",
+            "ε(SS-Ring)/ε(SS-Rand-Ring) > 1 at the smallest common Thm 1 error for every p, largest at p = 1e-4",
+            ", ".join(f"p={p:g}: {s:.3g}" for p, s in zip(ps, small)),
+            bool(np.all(small > 1) and np.nanargmax(small) == 0))
+        add(f"SS-Rand-Ring worse at high error, i.e. early ({v})", "L225",
+            "ε(SS-Ring)/ε(SS-Rand-Ring) < 1 at the largest common Thm 1 error for every p",
+            ", ".join(f"p={p:g}: {s:.3g}" for p, s in zip(ps, large)), bool(np.all(large < 1)))
+
+    frac, notes = [], []
+    for q in ps[1:]:
+        c = _common(*curve(ps[0], "thm1_ss_ring", "eps_thm2"), *curve(q, "thm1_ss_ring", "eps_thm2"))
+        frac.append(np.mean(c[1] > c[2]) if c else np.nan)
+        notes.append(_exceptions(c, c[1] > c[2]) if c else "")
+    add("SS-Ring curve for p = 1e-4 is the worst (skipping helps)", "L227",
+        "ε(SS-Ring, p=1e-4) above ε(SS-Ring, p) at every common Thm 1 error, for the other p",
+        ", ".join(f"vs p={q:g}: {f:.0%} of points{n}" for q, f, n in zip(ps[1:], frac, notes)),
+        bool(np.all(np.array(frac) == 1)))
+
+    c = _common(*curve(ps[1], "thm1_ss_ring", "eps_thm2"), *curve(ps[2], "thm1_ss_ring", "eps_thm2"))
+    gap = float(np.max(np.abs(c[1] / c[2] - 1))) if c else np.nan
+    add(f"SS-Ring curves for p = {ps[1]:g} and {ps[2]:g} almost on top of each other", "L227",
+        "largest relative ε difference at common Thm 1 error ≤ 10%", f"{gap:.1%}", gap <= 0.10)
+
+    for v, col in variants.items():
+        frac, notes = [], []
+        for lo_p, hi_p in zip(ps[:-1], ps[1:]):
+            c = _common(*curve(lo_p, "thm1_ss_rand_ring", col), *curve(hi_p, "thm1_ss_rand_ring", col))
+            frac.append(np.mean(c[1] <= c[2]) if c else np.nan)
+            notes.append(_exceptions(c, c[1] <= c[2]) if c else "")
+        add(f"SS-Rand-Ring favours small p; no skipping slightly more private ({v})", "L227, L233",
+            "ε(SS-Rand-Ring) non-decreasing in p at every common Thm 1 error",
+            ", ".join(f"p={a:g}≤p={b:g}: {f:.0%} of points{n}" for a, b, f, n in zip(ps[:-1], ps[1:], frac, notes)),
+            bool(np.all(np.array(frac) == 1)))
+
+    # Lower panels (the text's scheme, SS-Rand-Ring): paired comparison at a common latency.
+    per_hop = lemma1.set_index(["model", "p"])["latency_per_hop"]
+    for name in models:
+        budget = min(settings.hops * per_hop[(name, p)] for p in ps)
+        base = _acc_at_latency(runs[("ss_rand_ring", ps[0])], per_hop[(name, ps[0])], budget)
+        per_update = lemma1.set_index(["model", "p"])["latency_per_update"]
+        parts, clear = [], []
+        for p in ps[1:]:
+            res = runs[("ss_rand_ring", p)]
+            diff = _acc_at_latency(res, per_hop[(name, p)], budget) - base
+            se = diff.std(ddof=1) / math.sqrt(len(diff)) if len(diff) > 1 else np.inf
+            clear.append(diff.mean() > 2 * se)
+            # Latency the skipping curve needs to reach what no skipping reaches at the budget.
+            reach = _time_to(res, per_hop[(name, p)], base.mean())
+            speed = f"{budget / reach:.2f}x" if 0 < reach < math.inf else "n/a (target not crossed)"
+            parts.append(f"p={p:g}: {diff.mean():+.3f} ± {se:.3f}, measured speed-up {speed} "
+                         f"(Lemma 2: {per_update[(name, ps[0])] / per_update[(name, p)]:.2f}x)")
+        if name == "exponential":
+            add("no clear speed-up from skipping for the exponential model", "L233",
+                f"SS-Rand-Ring accuracy gain over p=1e-4 at latency {budget:.4g} not above 2 SE (paired runs){SPEEDUP}",
+                "; ".join(parts), not any(clear))
+        else:
+            add(f"skipping gives a clear speed-up ({models[name].label})", "L233",
+                f"SS-Rand-Ring accuracy gain over p=1e-4 at latency {budget:.4g} above 2 SE (paired runs) for every "
+                f"skipping p{SPEEDUP}",
+                "; ".join(parts), all(clear))
+
+    z = lemma1["mc_z"].abs()
+    add("Lemma 1: Monte Carlo latency of Algorithm 1 matches the closed form", "spec §2",
+        "every |z| < 3 (3 standard errors)",
+        f"max |z| = {z.max():.2f} over {len(z)} (model, p) cells, {settings.mc_runs} runs x {settings.mc_hops} hops",
+        bool((z < 3).all()), kind="check")
+    if settings.hops >= SANITY_HOPS:
+        acc = {p: float(np.interp(SANITY_HOPS, runs[("ss_rand_ring", p)].hops, runs[("ss_rand_ring", p)].mean_accuracy))
+               for p in ps if p in SANITY_ACC}
+        add("SS-Rand-Ring accuracy after 20,000 hops within the spec's sanity band", "spec §5",
+            f"within ±{SANITY_TOL} of " + ", ".join(f"{v:.2f}" for v in SANITY_ACC.values()),
+            ", ".join(f"p={p:g}: {a:.3f}" for p, a in acc.items()),
+            all(abs(a - SANITY_ACC[p]) <= SANITY_TOL for p, a in acc.items()), kind="check")
+    return pd.DataFrame(rows)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _plain_log_ticks(ax) -> None:
+    """Log axes with plain numbers (1, 2, 5 × 10^k) instead of the 6×10¹ minor labels."""
+    from matplotlib import ticker
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def draw(analytic: pd.DataFrame, accuracy: pd.DataFrame, lemma1: pd.DataFrame, settings: Fig02Settings,
+         models: dict[str, LatencyModel], n_runs: int):
+    """The 2×3 figure: a column per latency model; upper ε vs Thm 1 bound, lower accuracy vs latency."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    fig, axes = plt.subplots(2, len(models), figsize=(5.2 * len(models), 9.5))
+    per_hop = lemma1.set_index(["model", "p"])["latency_per_hop"]
+    top = settings.upper_max_exponent + 1
+    for j, (name, m) in enumerate(models.items()):
+        ax = axes[0, j]
+        for p in settings.probabilities:
+            d = analytic[analytic.p == p]
+            col = COLORS.get(p)
+            ax.plot(d.thm1_ss_ring, d.eps_thm2, "-", color=col)
+            ax.plot(d.thm1_ss_rand_ring, d.eps_thm3_printed, "--", color=col)
+            ax.plot(d.thm1_ss_rand_ring, d.eps_thm3_diagnostic, ":", color=col, lw=1.2)
+            # Latency labels (Lemma 1) at the h_max nearest to 10^2, 10^3, ... hops.
+            for e in range(2, top + 1):
+                i = int(np.argmin(np.abs(np.log10(d.h_max.to_numpy()) - e)))
+                row = d.iloc[i]
+                ax.plot(row.thm1_ss_ring, row.eps_thm2, "o", color=col, ms=3.5)
+                ax.annotate(_fmt(row[f"latency_{name}"]), (row.thm1_ss_ring, row.eps_thm2), fontsize=6.5,
+                            color=col, xytext=(3, 3), textcoords="offset points")
+        ax.set(xscale="log", yscale="log", xlabel="Thm 1 bound on E[f(τ) − f*]", ylabel="privacy ε_ss",
+               title=f"{m.label}\n(dots: Lemma 1 latency at h_max = 10², 10³, …)")
+        _plain_log_ticks(ax)
+        ax.grid(True, which="major", alpha=0.3)
+
+        ax = axes[1, j]
+        for scheme, ls in (("ss_ring", "-"), ("ss_rand_ring", "--")):
+            for p in settings.probabilities:
+                d = accuracy[(accuracy.scheme == scheme) & (accuracy.p == p) & (accuracy.hop > 0)]
+                x = d.hop * per_hop[(name, p)]
+                ax.plot(x, d.accuracy, ls, color=COLORS.get(p))
+                if scheme == "ss_rand_ring" and n_runs > 1:
+                    ax.fill_between(x, d.accuracy - d.se, d.accuracy + d.se, color=COLORS.get(p), alpha=0.12, lw=0)
+        ax.set(xscale="log", xlabel="average latency (Lemma 1)", ylabel=f"test accuracy (mean of {n_runs} runs)",
+               title=f"{m.label}: t_ss = " + ", ".join(f"{m.t_ss_for_p(p):.3g}" for p in settings.probabilities))
+        ax.grid(True, alpha=0.3)
+    handles = [Line2D([], [], color=COLORS.get(p), label=f"p = {p:g}") for p in settings.probabilities]
+    axes[0, 0].legend(handles=handles + [
+        Line2D([], [], color="k", ls="-", label="SS-Ring (Thm 2)"),
+        Line2D([], [], color="k", ls="--", label="SS-Rand-Ring (Thm 3 as printed)"),
+        Line2D([], [], color="k", ls=":", label="SS-Rand-Ring (Thm 3 diagnostic, ours)"),
+    ], fontsize=7, loc="best")
+    axes[1, 0].legend(handles=handles + [
+        Line2D([], [], color="k", ls="-", label="SS-Ring"),
+        Line2D([], [], color="k", ls="--", label="SS-Rand-Ring (±1 SE band)"),
+    ], fontsize=7, loc="lower right")
+    return fig
+
+
+def fig02_tradeoffs(profile: str = "smoke", *, data: HousingData | None = None, params: PaperParams = PaperParams(),
+                    settings: Fig02Settings | None = None, progress: bool | None = None,
+                    save: bool = True) -> Fig02Result:
+    """Build Fig. 2 at ``profile`` scale: compute, draw, save, check the claims.
+
+    Parameters
+    ----------
+    profile : {"smoke", "cpu", "paper"}
+        Scale from ``profiles.yaml`` (ignored for the scale when ``settings`` is given, but
+        still printed on the figure).
+    data : HousingData, optional
+        Default: :func:`~dpdl_core.papers.straggler.housing.load_housing` (UCI Boston from
+        the offline mirror).
+    params : PaperParams
+        Constants of Sec. VI-A (the upper panels use d = params.d = 8 as the paper does;
+        the lower panels use the data's own dimension).
+    progress : bool, optional
+        tqdm bars (default on in a terminal unless ``DPDL_PROGRESS=0``).
+    save : bool
+        Write ``figures/straggler_fig02_tradeoffs.{pdf,png}`` and ``..._claims.csv``.
+
+    Returns
+    -------
+    Fig02Result
+        ``.figure`` and ``.claims`` (holds/fails per claim), plus the tables drawn.
+    """
+    check_choice(types.SimpleNamespace(profile=profile), "profile", PROFILES)
+    settings = settings or Fig02Settings.from_profile(profile)
+    data = data if data is not None else load_housing()
+    models = paper_models(chi=0.01)
+    timings = {}
+    t0 = time.perf_counter()
+    analytic = analytic_table(settings, params, models)
+    lemma1, lemma2 = lemma_tables(settings, models)
+    timings["analytic_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    runs, accuracy = accuracy_runs(data, settings, params, progress)
+    timings["token_ring_s"] = time.perf_counter() - t0
+    claims = check_claims(analytic, lemma1, lemma2, runs, settings, models)
+    fig = draw(analytic, accuracy, lemma1, settings, models, settings.n_runs)
+    hm = settings.h_max_grid(params.n)
+    text = caption(
+        f"{data.label} (lower panels, d = {data.d})", profile,
+        f"Fig. 2 of Yakimenka et al. (ITW 2022). Upper: analytic, Thms 1–3 with n = {params.n}, "
+        f"ε = {params.epsilon:g}, "
+        f"δ = {params.delta:g}, δ' = {params.delta_prime:g}, d = {params.d}, d_W = {params.d_W:g}, k = {params.k:g}, "
+        f"ζ = {params.zeta:g}, χ = 0.01, h_max = {hm[0]}…{hm[-1]:,}; dotted = Thm 3 diagnostic variant (ours, not the "
+        f"paper's). Lower: mean test accuracy of {settings.n_runs} runs × {settings.hops:,} hops against Lemma 1 "
+        "latency; solid SS-Ring, dashed SS-Rand-Ring.",
+    )
+    paths = []
+    if save:
+        paths = save_figure(fig, FIGURE_NAME, text)
+        path = figures_dir() / f"{FIGURE_NAME}_claims.csv"
+        claims.to_csv(path, index=False)
+        paths.append(path)
+    return Fig02Result(fig, claims, analytic, lemma1, lemma2, accuracy, runs, settings, profile, data.label,
+                       paths, timings)
