@@ -28,7 +28,7 @@ DEVICES = ("cpu", "cuda", "auto")
 _UNHASHED = ("checkpoint_every",)
 # Fields added after results were first stored: at these values they are left out of the
 # hash, so runs stored before they existed keep their identity.
-_HASHED_UNLESS = {"validation_samples": None, "schedule": "static"}
+_HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 1.0, "lr_decay_every": 0}
 
 
 class ConfigError(ValueError):
@@ -84,6 +84,10 @@ class ExperimentConfig:
     rounds, batch_size : int
     lr, momentum, clip : float
         η, β and the clipping threshold C.
+    lr_decay, lr_decay_every : float, int
+        Step decay of η: η_t = η·lr_decay^⌊(t−1)/lr_decay_every⌋ (``lr_decay_every = 0``: a
+        constant η, the papers' setting; the DPDL authors' code decays by 0.995 every 30
+        rounds).
     seed : int
     eval_every : int
         Rounds between test evaluations (the last round is always evaluated).
@@ -118,6 +122,8 @@ class ExperimentConfig:
     lr: float = 0.005
     momentum: float = 0.7
     clip: float = 2.0
+    lr_decay: float = 1.0
+    lr_decay_every: int = 0
     seed: int = 0
     eval_every: int = 10
     eval_samples: int | None = None
@@ -142,6 +148,8 @@ class ExperimentConfig:
             self._check_int(name, minimum=1)
         self._check_int("seed", minimum=0)
         self._check_int("checkpoint_every", minimum=0)
+        self._check_int("lr_decay_every", minimum=0)
+        self._check_float("lr_decay", 0, 1)
         for name in ("eval_samples", "train_samples", "validation_samples"):
             if getattr(self, name) is not None:
                 self._check_int(name, minimum=1)

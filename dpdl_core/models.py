@@ -139,6 +139,10 @@ def build_model(name: str, dataset: str = "mnist", *, seed: int | None = None) -
         Seeds the initialization through a private generator (global RNG untouched).
     """
     if name not in MODELS:
+        from . import papers
+
+        papers.load_all()  # papers register their own models
+    if name not in MODELS:
         raise ValueError(f"model={name!r} is not known; allowed values: {sorted(MODELS)}")
     if dataset not in INPUT_SHAPES:
         raise ValueError(f"dataset={dataset!r} is not known; allowed values: {sorted(INPUT_SHAPES)}")

@@ -177,6 +177,8 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
         report.sigma,
         clip=config.clip,
         lr=config.lr,
+        lr_decay=config.lr_decay,
+        lr_decay_every=config.lr_decay_every,
         momentum=config.momentum,
         batch_size=config.batch_size,
         noise_generator=rngs.noise,

@@ -1,5 +1,6 @@
 """The four baselines: references, convergence with σ = 0, gossip and QP properties."""
 import copy
+import functools
 import math
 
 import numpy as np
@@ -87,14 +88,18 @@ def _qp_reference(M, g, margin, eps):
     return M.T @ res.x + g
 
 
-def ref_dp_cga(module, state, xb, yb, W, C, lr, beta, layout, **_):
+def ref_dp_cga(module, state, xb, yb, W, C, lr, beta, layout, clip="per_sample", **_):
     N = len(W)
     msg = {}
     for i in range(N):
         for j in range(N):
             if W[i, j] > 0:
-                g = _grad(_module_at(module, state["x"][i]), xb[j], yb[j])
-                msg[(i, j)] = (g * min(1.0, C / g.norm().item())).double().numpy()
+                if clip == "per_sample":
+                    m = clipped_mean(module, state["x"][i], xb[j], yb[j], C)
+                else:
+                    g = _grad(_module_at(module, state["x"][i]), xb[j], yb[j])
+                    m = g * min(1.0, C / g.norm().item())
+                msg[(i, j)] = m.double().numpy()
     out = []
     for i in range(N):
         own = msg[(i, i)]
@@ -106,13 +111,15 @@ def ref_dp_cga(module, state, xb, yb, W, C, lr, beta, layout, **_):
     return {"x": mix(W, state["x"]) - lr * (g_t + beta * b), "b": b}
 
 
-REFERENCES = {"dp_dpsgd": ref_dp_dpsgd, "muffliato": ref_muffliato, "dp_netfleet": ref_dp_netfleet, "dp_cga": ref_dp_cga}
+REFERENCES = {"dp_dpsgd": ref_dp_dpsgd, "muffliato": ref_muffliato, "dp_netfleet": ref_dp_netfleet, "dp_cga": ref_dp_cga,
+              "dp_cga/batch": functools.partial(ref_dp_cga, clip="batch")}
 
 
 @pytest.mark.parametrize("algorithm", list(REFERENCES))
 def test_two_rounds_match_slow_reference(algorithm):
-    cfg = ExperimentConfig(algorithm=algorithm, n_agents=4, topology="ring", batch_size=5, train_samples=400,
-                           epsilon=None, lr=0.1, momentum=0.6, clip=1.0)
+    name, _, clip = algorithm.partition("/")
+    cfg = ExperimentConfig(algorithm=name, n_agents=4, topology="ring", batch_size=5, train_samples=400,
+                           epsilon=None, lr=0.1, momentum=0.6, clip=1.0, algo={"clip": clip} if clip else {})
     prep = prepare(cfg)
     alg, ctx = prep.algorithm, prep.ctx
     state = alg.init_state(prep.engine.initial_params(4))

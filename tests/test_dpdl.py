@@ -127,3 +127,77 @@ def test_thirty_rounds_lower_the_training_loss(store):
     assert np.isfinite(curve).all()
     assert curve.iloc[-5:].mean() < curve.iloc[:5].mean() - 0.1
     assert res.meta["dataset_label"] == "MNIST subset, 17,435 train images"
+
+
+class _Messages:
+    """A tap keeping the cross-gradient messages of a round."""
+
+    def observe(self, ctx, channel, messages, models, owners):
+        if channel == "CG":
+            self.cg = messages.clone()
+
+
+def test_microbatch_messages_match_the_authors_mechanism():
+    """clip_mode=microbatch: M micro-batch mean gradients clipped as clip_grad_norm_ does,
+    averaged, plus N(0, σ²C²)/B — the noise divided by the batch size, not by M."""
+    from dpdl_core.loop import training_rounds
+
+    B, M, C, sigma = 8, 4, 1.0, 0.8
+    cfg = ExperimentConfig(n_agents=4, batch_size=B, train_samples=400, sigma_rule="fixed", sigma=sigma, clip=C,
+                           algo={"clip_mode": "microbatch", "n_microbatches": M})
+    prep = prepare(cfg)
+    ctx = prep.ctx
+    state = prep.algorithm.init_state(prep.engine.initial_params(4))
+    X0 = state["x"].clone()
+    batch_state, noise_state = prep.rngs.batches.get_state(), ctx.noise_generator.get_state()
+    tap = _Messages()
+    for _ in training_rounds(prep, state, 1, 1, taps=[tap]):
+        pass
+    prep.rngs.batches.set_state(batch_state)
+    xb, yb = prep.sample_batches()
+    ctx.noise_generator.set_state(noise_state)
+    Z = torch.randn((len(ctx.edge_i), prep.engine.P), generator=ctx.noise_generator) * sigma * C
+
+    module = build_model("lenet")
+    expected = []
+    for e, (i, j) in enumerate(zip(ctx.edge_i.tolist(), ctx.edge_j.tolist())):
+        if i == j:
+            continue
+        total = torch.zeros(prep.engine.P)
+        for m in range(M):
+            net = copy.deepcopy(module)
+            torch.nn.utils.vector_to_parameters(X0[i].clone(), net.parameters())
+            sl = slice(m * B // M, (m + 1) * B // M)
+            F.cross_entropy(net(xb[j][sl]), yb[j][sl]).backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), C)
+            total += torch.cat([p.grad.reshape(-1) for p in net.parameters()])
+        expected.append(total / M + Z[e] / B)
+    torch.testing.assert_close(tap.cg, torch.stack(expected), rtol=1e-4, atol=1e-5)
+    # The noise in the messages has std σC/B per coordinate (B/M times less than σC/M).
+    cross = ctx.edge_i != ctx.edge_j
+    clean = torch.stack(expected) - Z[cross] / B
+    assert (tap.cg - clean).std().item() == pytest.approx(sigma * C / B, rel=0.05)
+
+
+def test_authors_variant_is_one_switch():
+    from dpdl_core.config import ConfigError
+    from dpdl_core.papers.dpdl import preset
+
+    c = preset("mnist", "ring", variant="authors", n_agents=20)
+    assert (c.model, c.batch_size, c.momentum, c.lr_decay, c.lr_decay_every, c.sigma_rule) == (
+        "dpdl_lenet_authors", 144, 0.9, 0.995, 30, "authors_code")
+    assert c.algo == {"alpha": 1.5, "clip_mode": "microbatch", "n_microbatches": 4, "cosine": "per_tensor", "weight_decay": 5e-4}
+    assert preset("cifar10", variant="authors").model == "dpdl_cnn_authors"
+    assert preset("mnist", variant="authors", algorithm="dp_dpsgd").algo == {}  # DPDL's options only
+    with pytest.raises(ConfigError, match="allowed values"):
+        preset("mnist", variant="released")
+
+
+def test_step_decay_of_the_learning_rate():
+    cfg = ExperimentConfig(n_agents=3, batch_size=4, train_samples=120, epsilon=None, lr=0.1, lr_decay=0.5, lr_decay_every=2)
+    ctx = prepare(cfg).ctx
+    lrs = []
+    for t in range(1, 6):
+        ctx.begin_round(t)
+        lrs.append(ctx.lr)
+    assert lrs == pytest.approx([0.1, 0.1, 0.05, 0.05, 0.025])

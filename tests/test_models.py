@@ -12,6 +12,8 @@ PINNED = {
     ("leasgd_cnn", "cifar10"): 94666,
     ("logreg", "mnist"): 7850,
     ("logreg", "cifar10"): 30730,
+    ("dpdl_lenet_authors", "mnist"): 44426,
+    ("dpdl_cnn_authors", "cifar10"): 1059306,
 }
 
 

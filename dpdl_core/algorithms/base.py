@@ -49,6 +49,8 @@ class RunContext:
         Observers of this run's messages (none in plain training).
     round : int
         The current round t (1-based), set by the loop.
+    lr_decay, lr_decay_every
+        Step decay of ``lr`` applied by :meth:`begin_round` (every 0 rounds: constant).
     W, edge_i, edge_j, edge_w, self_edge
         This round's mixing matrix and its directed edges w_ij > 0 (self-loops included,
         sorted by i then j); ``self_edge`` is the position of (i, i).
@@ -68,6 +70,9 @@ class RunContext:
     rng: torch.Generator
     validation: tuple[torch.Tensor, torch.Tensor] | None = None
     taps: list = field(default_factory=list)
+    lr_decay: float = 1.0
+    lr_decay_every: int = 0
+    base_lr: float = None
     round: int = 0
     W: torch.Tensor = None
     edge_i: torch.Tensor = None
@@ -86,6 +91,7 @@ class RunContext:
             **kwargs,
         )
         ctx.sent = torch.zeros(topology.n_agents, dtype=torch.long)
+        ctx.base_lr = ctx.lr  # η_1; begin_round decays from it
         ctx.set_mixing(schedule.mixing(1))
         return ctx
 
@@ -99,8 +105,10 @@ class RunContext:
 
     # -- the round's graph ----------------------------------------------------------------
     def begin_round(self, t: int) -> None:
-        """Called by the loop before round t: installs the schedule's W_t."""
+        """Called by the loop before round t: installs the schedule's W_t and η_t."""
         self.round = t
+        if self.lr_decay_every:
+            self.lr = self.base_lr * self.lr_decay ** ((t - 1) // self.lr_decay_every)
         W = self.schedule.mixing(t)
         if W is not self.W:
             self.set_mixing(W)

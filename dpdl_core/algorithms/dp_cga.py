@@ -3,16 +3,16 @@ perturbation the DPDL paper describes (§VI-A).
 
 Per round, for every link (i, j) with w_ij > 0 (self-loops included):
 
-1. agent j computes the cross-gradient of x_i on its batch as a *batch mean*,
-   ḡ^{ij} = ∇F_j(x_i; 𝓑_j), clips the mean as a whole, clip_C(ḡ) = ḡ·min{1, C/‖ḡ‖}, and adds
-   Gaussian noise: m^{ij} = clip_C(ḡ^{ij}) + z/B (``noise="matched"``, default) or
-   clip_C(ḡ^{ij}) + z (``noise="calibrated"``), z ~ N(0, σ²C²I). The paper does not give
-   the scale. ``matched`` gives the messages the same noise std σC/B as every other
-   method's, and is what the paper's reported DP-CGA accuracies imply (with σC on a
-   clipped mean of norm ≤ C, training diverges at the paper's σ). It is batch-level
-   clipping: one sample can move the clipped mean by up to 2C, so under ``matched`` the
-   RDP ε recorded for the run does *not* hold for DP-CGA; ``calibrated`` is the scale a
-   batch-level (σ/2 per sample) guarantee needs. See docs/baselines.md.
+1. agent j computes the cross-gradient of x_i on its batch and releases it with the
+   Gaussian mechanism. ``clip="per_sample"`` (default): the same mechanism as every other
+   algorithm here, m^{ij} = (Σ_b clip_C(∇F_j(x_i; ζ_b)) + z)/B, z ~ N(0, σ²C²I), so equal σ
+   means equal privacy. ``clip="batch"``: as the DPDL paper describes DP-CGA (§VI-A), the
+   batch-mean gradient ḡ^{ij} is clipped as a whole, clip_C(ḡ) = ḡ·min{1, C/‖ḡ‖}, plus
+   noise z/B (``noise="matched"``: the same noise std σC/B as the other methods' messages)
+   or z (``noise="calibrated"``). The paper does not give the scale. Removing one sample can
+   move a clipped batch mean by up to 2C, so the accountant sees the noise multiplier σ/(2B)
+   under ``matched`` (an ε of millions at the paper's σ) and σ/2 under ``calibrated``
+   (``noise_scale``); the run stores that ε. See docs/baselines.md.
 2. agent i projects its own message g = m^{ii} onto the cone of the neighbours' messages
    M = [m^{ij}]_{j≠i} with the QP of the original code (GEM's dual):
    min_v ½ vᵀ(MMᵀ + εI)v + (Mg)ᵀv  s.t. v ≥ margin,   g̃ = Mᵀv + g,
@@ -41,6 +41,7 @@ from . import register
 from .base import Algorithm
 
 QP_MODES = ("per_tensor", "flat")
+CLIP_MODES = ("per_sample", "batch")
 NOISE_MODES = ("matched", "calibrated")
 
 
@@ -77,17 +78,23 @@ class DPCGAParams:
     eps : float
         ε added to MMᵀ for positive definiteness (CGA default 1e-3).
     qp : {"per_tensor", "flat"}
+    clip : {"per_sample", "batch"}
+        Per-sample clipping (default) or the paper's clipping of the batch mean.
     noise : {"matched", "calibrated"}
-        Noise z/B or z on the clipped batch mean (see the module docstring).
+        With ``clip="batch"``: noise z/B or z on the clipped batch mean (module docstring).
     """
 
     margin: float = 0.5
     eps: float = 1e-3
     qp: str = "per_tensor"
+    clip: str = "per_sample"
     noise: str = "matched"
 
     def __post_init__(self):
+        check_choice(self, "clip", CLIP_MODES)
         check_choice(self, "noise", NOISE_MODES)
+        if self.clip == "per_sample" and self.noise != "matched":
+            raise ValueError("noise='calibrated' applies to clip='batch' only; per-sample clipping uses noise z/B")
         check_choice(self, "qp", QP_MODES)
         if not self.eps > 0:
             raise ValueError(f"eps={self.eps!r} must be > 0")
@@ -114,6 +121,13 @@ class DPCGA(Algorithm):
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:
         return topology.degrees
+
+    @classmethod
+    def noise_scale(cls, params, batch_size) -> float:
+        """1 per sample; σ/(2B) or σ/2 for a clipped batch mean (module docstring)."""
+        if params.clip == "per_sample":
+            return 1.0
+        return 1 / (2 * batch_size) if params.noise == "matched" else 0.5
 
     def init_state(self, X0):
         return {"x": X0.clone(), "b": torch.zeros_like(X0)}
@@ -143,10 +157,14 @@ class DPCGA(Algorithm):
         X = state["x"]
         i, j = ctx.edge_i, ctx.edge_j
         ctx.broadcast(X)  # models out to the neighbours, who return cross-gradients
-        grads, losses = eng.batch_gradients(X[i], j, xb, yb)
-        clipped = grads * torch.clamp(ctx.clip / (grads.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
-        z = ctx.noise(j, eng.P)
-        msgs = clipped + (z / ctx.batch_size if self.params.noise == "matched" else z)
+        if self.params.clip == "per_sample":
+            sums, losses = eng.clipped_sums(X[i], j, xb, yb, ctx.clip)
+            msgs, losses = (sums + ctx.noise(j, eng.P)) / ctx.batch_size, losses.mean(1)
+        else:
+            grads, losses = eng.batch_gradients(X[i], j, xb, yb)
+            clipped = grads * torch.clamp(ctx.clip / (grads.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
+            z = ctx.noise(j, eng.P)
+            msgs = clipped + (z / ctx.batch_size if self.params.noise == "matched" else z)
         ctx.send("CG", msgs, senders=j, receivers=i, models=X[i])
         g_tilde = torch.as_tensor(
             self._aggregate(msgs.double().cpu().numpy(), i.cpu().numpy(), j.cpu().numpy()),

@@ -26,7 +26,7 @@ CASES = {
     "dp_dpsgd_nonprivate": dict(algorithm="dp_dpsgd", epsilon=None),
     "muffliato": dict(algorithm="muffliato"),
     "dp_netfleet": dict(algorithm="dp_netfleet"),
-    "dp_cga_batch_matched": dict(algorithm="dp_cga", algo={"noise": "matched"}),
+    "dp_cga_batch_matched": dict(algorithm="dp_cga", algo={"clip": "batch", "noise": "matched"}),
 }
 # Metrics every run has always recorded (later additions are not pinned).
 METRICS = ("train_loss", "train_loss_mean", "train_loss_min", "train_loss_max", "test_acc", "test_loss",

@@ -1,8 +1,8 @@
 """The DPDL paper (Yuan, Xiao, Wang, Li): Algorithm 1, its σ rules, presets, figures,
 tables, gradient-inversion threat models and claims checks. See README.md beside this file."""
-from . import algorithm, privacy  # noqa: F401  (register DPDL and the paper's σ rules)
-from .presets import SETTINGS, preset
+from . import algorithm, models, privacy  # noqa: F401  (register DPDL, the authors' models, the σ rules)
+from .presets import SETTINGS, VARIANTS, preset
 
 TITLE = "DPDL: Towards Differential Privacy Preservation in Decentralized Stochastic Learning on Non-IID Data"
 
-__all__ = ["SETTINGS", "TITLE", "preset"]
+__all__ = ["SETTINGS", "TITLE", "VARIANTS", "preset"]

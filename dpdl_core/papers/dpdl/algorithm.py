@@ -21,9 +21,14 @@ All E = Σ_i |𝒩_i| (model, batch) pairs go through one batched
 
 Options that reproduce the authors' released code (github DisAIGroup/DPDL) instead of the
 paper — never the default: ``clip_mode="microbatch"`` (the batch split into
-``n_microbatches`` micro-batches whose mean gradients are clipped as a whole; the message
-is then (Σ_m ĝ_m + z)/M), ``cosine="per_tensor"`` (eqs 15–17 applied separately to each
-parameter tensor), and ``weight_decay`` (λ·x added to g̃^i).
+``n_microbatches`` = M micro-batches whose mean gradients are clipped as a whole, as
+``clip_grad_norm_`` does; the message is then Σ_m ĝ_m/M + z/B, the noise divided by the
+batch size B as in the authors' trainer, not by M), ``cosine="per_tensor"`` (eqs 15–17
+applied separately to each parameter tensor), and ``weight_decay`` (λ·x added to g̃^i).
+
+Privacy of the microbatch mode: removing one sample changes one micro-batch's clipped mean
+by up to 2C, so the average of M moves by up to 2C/M while the noise std is σC/B; the
+accountant sees the noise multiplier σ·M/(2B) (``noise_scale``), far less than σ.
 """
 from __future__ import annotations
 
@@ -102,6 +107,14 @@ class DPDL(Algorithm):
         """k_i = |𝒩_i|: the cross-gradients agent i sends plus its noisy self-gradient."""
         return topology.degrees
 
+    @classmethod
+    def noise_scale(cls, params, batch_size) -> float:
+        """1 per sample (noise σC on a sum of sensitivity C); M/(2B) per micro-batch (noise
+        σC/B on an average of sensitivity 2C/M)."""
+        if params.clip_mode == "microbatch":
+            return params.n_microbatches / (2 * batch_size)
+        return 1.0
+
     def init_state(self, X0):
         return {"x": X0.clone(), "v": torch.zeros_like(X0)}
 
@@ -128,7 +141,9 @@ class DPDL(Algorithm):
         # (model x_i, batch of j) pair.
         ctx.broadcast(X)
         sums, losses = eng.clipped_sums(X[i], j, xb, yb, ctx.clip, unit=self.unit)
-        noisy = (sums + ctx.noise(j, eng.P)) / self.n_units  # g̈^{ij}, made by agent j
+        # g̈^{ij}, made by agent j: (Σ_u ĝ_u + z)/B per sample; Σ_m ĝ_m/M + z/B per micro-batch
+        # (the factor is exactly 1 per sample, which keeps that path bit for bit).
+        noisy = (sums + ctx.noise(j, eng.P) * (self.n_units / ctx.batch_size)) / self.n_units
         ctx.send("CG", noisy, senders=j, receivers=i, models=X[i])
         clean_self = sums[ctx.self_edge] / self.n_units  # ĝ^{ii}, eq. (14)
         g_ii = clean_self[i]

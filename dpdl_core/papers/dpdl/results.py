@@ -46,8 +46,14 @@ def _section(profile: str, dataset: str) -> dict:
     return {**{k: v for k, v in p.items() if not isinstance(v, dict)}, **p[dataset]}
 
 
-def grid(dataset: str, topologies: list[str], profile: str, alpha_d: list[float] | None = None) -> list[ExperimentConfig]:
-    """Configs of the profile's DPDL grid for ``dataset`` over ``topologies``.
+# The two comparison modes of the tables: the σ rule of each.
+NOISE_MODES = {"authors_code": "paper noise", "rdp": "equal ε"}
+
+
+def grid(dataset: str, topologies: list[str], profile: str, alpha_d: list[float] | None = None,
+         sigma_rules: list[str] | None = None) -> list[ExperimentConfig]:
+    """Configs of the profile's DPDL grid for ``dataset`` over ``topologies``, for the σ
+    rules ``sigma_rules`` (default: the profile's, i.e. both comparison modes).
 
     Hyper-parameters are the paper's (:func:`~dpdl_core.papers.dpdl.preset`); the profile
     sets the grid and the scale.
@@ -56,7 +62,7 @@ def grid(dataset: str, topologies: list[str], profile: str, alpha_d: list[float]
     base = preset(dataset).to_dict()
     base.update(
         rounds=s["rounds"], batch_size=s["batch_size"], train_samples=s["train_samples"],
-        eval_samples=s["eval_samples"], eval_every=s["eval_every"], sigma_rule=s["sigma_rule"],
+        eval_samples=s["eval_samples"], eval_every=s["eval_every"],
     )
     base.pop("algo")
     axes = {
@@ -66,6 +72,7 @@ def grid(dataset: str, topologies: list[str], profile: str, alpha_d: list[float]
         "topologies": topologies,
         "alpha_d": alpha_d if alpha_d is not None else s["alpha_d"],
         "seeds": s["seeds"],
+        "sigma_rules": sigma_rules if sigma_rules is not None else s["sigma_rules"],
     }
     return expand(Grid(axes, base))
 
@@ -74,7 +81,7 @@ def scale_note(dataset: str, profile: str) -> str:
     """One line naming the scale a profile runs at."""
     s = _section(profile, dataset)
     return (f"N in {s['n_agents']}, {s['rounds']} rounds, B = {s['batch_size']}, {len(s['seeds'])} seed(s), "
-            f"alpha_d in {s['alpha_d']}, sigma rule {s['sigma_rule']}")
+            f"alpha_d in {s['alpha_d']}, noise: " + ", ".join(f"{NOISE_MODES.get(r, r)} ({r})" for r in s["sigma_rules"]))
 
 
 def loss_figure_notebook(key: str, profile: str, workers: int | None = None):
@@ -86,82 +93,105 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None):
         ``notes`` lists runs that diverged (their curves stop there).
     """
     dataset, topologies, title = FIGURES[key]
-    configs = grid(dataset, topologies, profile, alpha_d=[0.25])
+    configs = grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])
     run_sweep(configs, workers=workers)
     notes = check_stored(configs)
-    fig, label = loss_figure(configs, profile, f"dpdl_{key}", title, scale_note(dataset, profile))
+    note = scale_note(dataset, profile).split(", noise:")[0] + ", paper noise (sigma rule authors_code)"
+    fig, label = loss_figure(configs, profile, f"dpdl_{key}", title, note)
     return fig, label, notes
 
 
 def accuracy_table(configs: list[ExperimentConfig], store: ResultStore | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Final average-model test accuracy (%) per cell and algorithm, beside the paper's.
+    """Final test accuracy (%) per noise mode, cell and algorithm, beside the paper's.
+
+    Two accuracies: the average model's (x̄, what the tables' "ours" and the claims use) and
+    the mean over the agents' own models; the paper does not say which it reports.
 
     Returns
     -------
     table : DataFrame
-        Columns alpha_d, topology, n_agents, epsilon, algorithm, ours_mean, ours_std, runs,
-        paper_mean, paper_std, diff (ours − paper), best (ours best in its cell).
+        Columns noise, alpha_d, topology, n_agents, epsilon, algorithm, ours_mean, ours_std,
+        agents_mean, runs, epsilon_rdp (the accountant's ε of the run, max over agents),
+        paper_mean, paper_std, diff (ours − paper), best (ours best in its cell and mode).
     claims : DataFrame
-        The paper's qualitative claims, each ``holds`` / ``fails (k of n)`` / ``not run``.
+        The paper's qualitative claims per noise mode, each ``holds`` / ``fails (k of n)`` /
+        ``not run``.
     label : str
         The dataset that ran.
     """
     store = store or ResultStore()
-    df, label = load_histories(configs, store, ["avg_test_acc"])
-    last = df.sort_values("round").groupby(["algorithm", "epsilon", "n_agents", "topology", "alpha_d", "seed"]).tail(1)
-    keys = ["alpha_d", "topology", "n_agents", "epsilon", "algorithm"]
-    ours = last.groupby(keys)["value"].agg(["mean", "std", "count"]).reset_index()
+    keys = ["sigma_rule", "alpha_d", "topology", "n_agents", "epsilon", "algorithm"]
+    df, label = load_histories(configs, store, ["avg_test_acc", "test_acc"], keys=[*keys, "seed"])
+    last_round = df.groupby([*keys, "seed"])["round"].transform("max")
+    final = df[df["round"] == last_round]
+    avg = final[final["metric"] == "avg_test_acc"]
+    agents = final[final["metric"] == "test_acc"].groupby([*keys, "seed"])["value"].mean().reset_index()
+    ours = avg.groupby(keys)["value"].agg(["mean", "std", "count"]).reset_index()
     ours["ours_mean"] = 100 * ours["mean"]
     ours["ours_std"] = 100 * ours["std"].fillna(0.0)
     ours = ours.rename(columns={"count": "runs"})[keys + ["ours_mean", "ours_std", "runs"]]
+    ours = ours.merge(100 * agents.groupby(keys)["value"].mean().rename("agents_mean"), on=keys)
+    eps = {c.hash: c for c in configs}
+    rdp_eps = pd.DataFrame([
+        {**{k: getattr(c, k) for k in keys}, "epsilon_rdp": store.read_header(h)["meta"]["epsilon_rdp_max"]}
+        for h, c in eps.items() if store.has(h)
+    ]).groupby(keys)["epsilon_rdp"].max().reset_index()
+    ours = ours.merge(rdp_eps, on=keys, how="left")
     ref = load_reference("dpdl", "dpdl_accuracy")
     ref = ref[ref["dataset"] == configs[0].dataset].copy()
     ref["algorithm"] = ref["algorithm"].map(_paper_names())
-    ref = ref.rename(columns={"accuracy_mean": "paper_mean", "accuracy_std": "paper_std"})[keys + ["paper_mean", "paper_std"]]
-    table = ours.merge(ref, on=keys, how="left")
+    ref_keys = keys[1:]
+    ref = ref.rename(columns={"accuracy_mean": "paper_mean", "accuracy_std": "paper_std"})[ref_keys + ["paper_mean", "paper_std"]]
+    table = ours.merge(ref, on=ref_keys, how="left")
     table["diff"] = table["ours_mean"] - table["paper_mean"]
-    cell = ["alpha_d", "topology", "n_agents", "epsilon"]
+    table.insert(0, "noise", table.pop("sigma_rule").map(lambda r: NOISE_MODES.get(r, r)))
+    cell = ["noise", "alpha_d", "topology", "n_agents", "epsilon"]
     table["best"] = table["ours_mean"] == table.groupby(cell)["ours_mean"].transform("max")
     table = table.sort_values(cell + ["algorithm"]).reset_index(drop=True)
     return table, claims(table), label
 
 
 def claims(table: pd.DataFrame) -> pd.DataFrame:
-    """Check the paper's qualitative claims on the cells that ran."""
-    cell = ["alpha_d", "topology", "n_agents", "epsilon"]
-    rows = []
-    n_alg = table["algorithm"].nunique()
-    full = table.groupby(cell).filter(lambda g: len(g) == n_alg)
-    checks = [g.loc[g["algorithm"] == "dpdl", "best"].item() for _, g in full.groupby(cell)]
-    rows.append(("DPDL has the best accuracy in its cell", checks))
-    mono = []
-    for _, g in table.groupby(["alpha_d", "topology", "n_agents", "algorithm"]):
-        if g["epsilon"].nunique() >= 2:
-            acc = g.sort_values("epsilon")["ours_mean"].to_numpy()
-            mono.append(bool(np.all(np.diff(acc) >= 0)))
-    rows.append(("accuracy grows with epsilon", mono))
-    order = {"ring": 0, "bipartite": 1, "fully_connected": 2}
-    dense = []
-    for _, g in table.groupby(["alpha_d", "n_agents", "epsilon", "algorithm"]):
-        if g["topology"].nunique() >= 2:
-            acc = g.assign(o=g["topology"].map(order)).sort_values("o")["ours_mean"].to_numpy()
-            dense.append(bool(np.all(np.diff(acc) >= 0)))
-    rows.append(("denser graphs do better (ring <= bipartite <= fully connected)", dense))
-    return pd.DataFrame([{"claim": claim, "verdict": verdict(results)} for claim, results in rows])
+    """Check the paper's qualitative claims on the cells that ran, per noise mode."""
+    out = []
+    for mode, t in table.groupby("noise", sort=False):
+        cell = ["alpha_d", "topology", "n_agents", "epsilon"]
+        n_alg = t["algorithm"].nunique()
+        full = t.groupby(cell).filter(lambda g: len(g) == n_alg)
+        best = [g.loc[g["algorithm"] == "dpdl", "best"].item() for _, g in full.groupby(cell) if (g["algorithm"] == "dpdl").any()]
+        mono = []
+        for _, g in t.groupby(["alpha_d", "topology", "n_agents", "algorithm"]):
+            if g["epsilon"].nunique() >= 2:
+                mono.append(bool(np.all(np.diff(g.sort_values("epsilon")["ours_mean"].to_numpy()) >= 0)))
+        order = {"ring": 0, "bipartite": 1, "fully_connected": 2}
+        dense = []
+        for _, g in t.groupby(["alpha_d", "n_agents", "epsilon", "algorithm"]):
+            if g["topology"].nunique() >= 2:
+                acc = g.assign(o=g["topology"].map(order)).sort_values("o")["ours_mean"].to_numpy()
+                dense.append(bool(np.all(np.diff(acc) >= 0)))
+        for claim, results in (("DPDL has the best accuracy in its cell", best), ("accuracy grows with epsilon", mono),
+                               ("denser graphs do better (ring <= bipartite <= fully connected)", dense)):
+            out.append({"noise": mode, "claim": claim, "verdict": verdict(results)})
+    return pd.DataFrame(out, columns=["noise", "claim", "verdict"])
 
 
 def write_accuracy_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str, title: str, note: str) -> str:
-    """Render to ``figures/<name>.md`` and ``.tex`` (ours in bold where best); return the Markdown."""
-    cols = ["alpha_d", "topology", "N", "epsilon", "algorithm", "ours (%)", "paper (%)", "diff"]
+    """Render to ``figures/<name>.md`` and ``.tex`` (ours in bold where best in its cell and
+    noise mode); return the Markdown."""
+    cols = ["noise", "alpha_d", "topology", "N", "epsilon", "algorithm", "RDP epsilon", "ours: avg model (%)",
+            "ours: agents (%)", "paper (%)", "diff"]
     rows, bold = [], []
     for k, r in enumerate(table.itertuples()):
-        rows.append([r.alpha_d, r.topology, int(r.n_agents), r.epsilon, display_name(r.algorithm),
-                     fmt_mean_std(r.ours_mean, r.ours_std, int(r.runs)),
+        rows.append([r.noise, r.alpha_d, r.topology, int(r.n_agents), r.epsilon, display_name(r.algorithm),
+                     f"{r.epsilon_rdp:.3g}", fmt_mean_std(r.ours_mean, r.ours_std, int(r.runs)), f"{r.agents_mean:.1f}",
                      "—" if pd.isna(r.paper_mean) else fmt_mean_std(r.paper_mean, r.paper_std),
                      "—" if pd.isna(r.diff) else f"{r.diff:+.1f}"])
         if r.best:
-            bold.append((k, cols.index("ours (%)")))
+            bold.append((k, cols.index("ours: avg model (%)")))
     shown = claims_df.rename(columns={"claim": "claim of the paper", "verdict": "at this scale"})
+    note += ("; paper noise = the authors' sigma rule for every algorithm (not equal privacy); equal epsilon = "
+             "each algorithm's sigma calibrated by the RDP accountant for its own messages; diff and bold use the "
+             "average model")
     return write_table(name, title, note, cols, rows, bold, shown)
 
 
@@ -197,17 +227,17 @@ def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
     the same cells, and the claims verdicts. Cells without stored runs are skipped."""
     store = store or ResultStore()
     out = [f"Profile `{profile}`. Mean over the cells that ran of the final average-model test accuracy (%).", "",
-           "| table | data that ran | algorithm | cells | ours | paper (same cells) |", "|---|---|---|---|---|---|"]
+           "| table | noise | data that ran | algorithm | cells | ours | paper (same cells) |", "|---|---|---|---|---|---|---|"]
     verdicts = []
     for name, dataset, topos in TABLES.values():
         configs = [c for c in grid(dataset, topos, profile) if store.has(c.hash)]
         if not configs:
             continue
         table, claims_df, label = accuracy_table(configs, store)
-        for alg, g in table.groupby("algorithm"):
-            out.append(f"| {name} | {label} | {display_name(alg)} | {len(g)} | {g['ours_mean'].mean():.1f} | {g['paper_mean'].mean():.1f} |")
-        verdicts += [f"| {name} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
-    out += ["", "| table | claim of the paper | at this scale |", "|---|---|---|"] + verdicts
+        for (mode, alg), g in table.groupby(["noise", "algorithm"], sort=False):
+            out.append(f"| {name} | {mode} | {label} | {display_name(alg)} | {len(g)} | {g['ours_mean'].mean():.1f} | {g['paper_mean'].mean():.1f} |")
+        verdicts += [f"| {name} | {c.noise} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
+    out += ["", "| table | noise | claim of the paper | at this scale |", "|---|---|---|---|"] + verdicts
     text = "\n".join(out) + "\n"
     (figures_dir() / f"dpdl_summary_{profile}.md").write_text(text)
     return text

@@ -1,0 +1,37 @@
+"""The models of the DPDL authors' released code (the ``authors`` variant), registered by name.
+
+Layer lists and parameter counts are confirmed in ``docs/dpdl_authors_code.md``. The CIFAR-10
+CNN's two Dropout(0.4) layers are left out: the engine's per-sample gradients need a
+deterministic forward under ``vmap``; this is a stated difference of the variant.
+"""
+from __future__ import annotations
+
+from torch import nn
+
+from ...models import register_model
+
+__all__ = ["lenet_authors", "cnn_authors"]
+
+
+@register_model("dpdl_lenet_authors")
+def lenet_authors(in_shape) -> nn.Module:
+    """conv 1→6 5×5, pool, conv 6→16 5×5, pool, FC 256→120→84→10, ReLU: 44,426 parameters on MNIST."""
+    c, h, _ = in_shape
+    side = ((h - 4) // 2 - 4) // 2
+    return nn.Sequential(
+        nn.Conv2d(c, 6, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(16 * side * side, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10),
+    )
+
+
+@register_model("dpdl_cnn_authors")
+def cnn_authors(in_shape) -> nn.Module:
+    """conv 3→16 3×3 pad 1, pool, conv 16→32 3×3 pad 1, pool, FC 2048→512→10 (no dropout):
+    1,059,306 parameters on CIFAR-10."""
+    c, h, _ = in_shape
+    return nn.Sequential(
+        nn.Conv2d(c, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * (h // 4) ** 2, 512), nn.ReLU(), nn.Linear(512, 10),
+    )
