@@ -14,7 +14,7 @@ ifneq ($(strip $(DATA_MIRROR)),)
 export DPDL_DATA_MIRROR := $(abspath $(DATA_MIRROR))
 endif
 
-.PHONY: help setup test pytest nbval figures notebooks bench report clean distclean
+.PHONY: help setup test pytest nbval figures fidelity notebooks bench report clean distclean
 
 help: ## List the targets
 	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folder of notebooks/> (default all), DATA_MIRROR=DIR"
@@ -40,6 +40,11 @@ nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells asse
 
 figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill; write figures/ and tables
 	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(strip $(PAPER)),--paper $(PAPER))
+
+fidelity: $(STAMP) ## DPDL paper-scale study (about 4 h on 2 cores, resumable) -> results/fidelity/cpu, figures/dpdl_fidelity_*
+	mkdir -p build/notebooks/cpu/dpdl
+	$(PY) -m papermill notebooks/dpdl/ext04_fidelity_at_scale.ipynb build/notebooks/cpu/dpdl/ext04_fidelity_at_scale.ipynb \
+		-p profile cpu -p run_missing True -k $(KERNEL) --cwd notebooks/dpdl
 
 bench: $(STAMP) ## Engine benchmark: ratios against per-edge and naive loops -> benchmarks/results.json
 	$(PY) benchmarks/bench_engine.py --out benchmarks/results.json
