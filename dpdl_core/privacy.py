@@ -31,6 +31,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .registry import named_registry
+
 __all__ = [
     "PrivacyError",
     "SIGMA_RULES",
@@ -191,14 +193,8 @@ class SigmaRequest:
 SIGMA_RULES: dict[str, Callable[[SigmaRequest], np.ndarray]] = {}
 
 
-def register_sigma_rule(name: str):
-    """Function decorator: ``@register_sigma_rule("name")`` on ``rule(req) -> σ (N,)``."""
-
-    def deco(fn):
-        SIGMA_RULES[name] = fn
-        return fn
-
-    return deco
+register_sigma_rule = named_registry(SIGMA_RULES, "sigma rules")
+"""``@register_sigma_rule("name")`` on ``rule(req: SigmaRequest) -> σ (N,)``."""
 
 
 @register_sigma_rule("fixed")

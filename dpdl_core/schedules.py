@@ -15,6 +15,7 @@ from typing import Callable, Protocol
 import numpy as np
 import torch
 
+from .registry import named_registry
 from .topology import Topology, make_topology
 
 __all__ = ["SCHEDULES", "Schedule", "make_schedule", "register_schedule"]
@@ -28,14 +29,8 @@ class Schedule(Protocol):
 SCHEDULES: dict[str, Callable[..., Schedule]] = {}
 
 
-def register_schedule(name: str):
-    """Class decorator: ``@register_schedule("name")`` makes ``schedule: name`` available."""
-
-    def deco(cls):
-        SCHEDULES[name] = cls
-        return cls
-
-    return deco
+register_schedule = named_registry(SCHEDULES, "schedules")
+"""``@register_schedule("name")`` on a class ``(topology, generator, device) -> Schedule``."""
 
 
 @register_schedule("static")
