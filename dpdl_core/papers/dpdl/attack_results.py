@@ -312,3 +312,53 @@ def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: l
     md += ["| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |" for r in table.itertuples(index=False)]
     (figures_dir() / f"{name}.md").write_text(f"_{caption(results[0].meta['dataset_label'], profile, extra)}_\n\n" + "\n".join(md) + "\n")
     return fig
+
+
+# Notebook key -> (dataset, title) of Figures 5-6 and Tables III-IV.
+INVERSION_FIGURES = {
+    "fig05_mnist_inversion": ("mnist", "Figure 5: gradient inversion on MNIST (N = 10, bipartite)"),
+    "fig06_cifar10_inversion": ("cifar10", "Figure 6: gradient inversion on CIFAR-10 (N = 10, bipartite)"),
+}
+ATTACK_TABLES = {
+    "tab03_mnist_attack": ("mnist", "Table III: gradient inversion attacks on MNIST"),
+    "tab04_cifar10_attack": ("cifar10", "Table IV: gradient inversion attacks on CIFAR-10"),
+}
+
+
+def inversion_figure_notebook(key: str, profile: str):
+    """Figure ``key`` of :data:`INVERSION_FIGURES`: attack the cell (cached), draw, check.
+
+    Returns
+    -------
+    fig, summary
+        ``summary``: mean metrics per scenario and attacked round.
+    """
+    dataset, title = INVERSION_FIGURES[key]
+    cell = figure_cell(dataset, profile)
+    (result,) = run_cells([cell])
+    fig = inversion_figure(result, cell[0], profile, f"dpdl_{key}", title)
+    summary = result.summary()
+    assert set(summary["scenario"]) == set(SCENARIOS), "a scenario is missing"
+    assert len(summary) == len(SCENARIOS) * len(cell[1].rounds), "an attacked round is missing"
+    assert summary[["MSE", "PSNR", "SSIM"]].notna().all().all() and summary["SSIM"].between(-1, 1).all()
+    return fig, summary
+
+
+def attack_table_notebook(key: str, profile: str):
+    """Table ``key`` of :data:`ATTACK_TABLES`: attack every cell (cached), tabulate beside the
+    paper, check the privacy claim, write ``figures/dpdl_<key>.md/.tex``.
+
+    Returns
+    -------
+    table, claim, markdown
+    """
+    dataset, title = ATTACK_TABLES[key]
+    cells = table_cells(dataset, profile)
+    results = run_cells(cells)
+    table = attack_table(cells, results)
+    claim = privacy_claim(table)
+    assert len(results) == len(cells) and set(table["scenario"]) == set(SCENARIOS)
+    assert table.loc[table["metric"].isin(["MSE", "PSNR", "SSIM_x100"]), "paper"].notna().all(), "a paper value is missing"
+    assert table["ours"].notna().all()
+    md = write_attack_table(table, claim, f"dpdl_{key}", title, table_note(results, dataset, profile))
+    return table, claim, md

@@ -216,6 +216,10 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
     configs = grid(dataset, topologies, profile)
     run_sweep(configs, workers=workers)
     table, claims_df, label = accuracy_table(configs)
+    cell = ["noise", "alpha_d", "topology", "n_agents", "epsilon"]
+    assert table.groupby(cell)["algorithm"].nunique().eq(table["algorithm"].nunique()).all(), "a cell is missing"
+    assert table["ours_mean"].between(0, 100).all() and table["agents_mean"].between(0, 100).all()
+    assert table["paper_mean"].notna().any(), "no paper value matched these cells"
     title = f"{table_name}: test accuracy (%) on {DATASETS[dataset].pretty}"
     note = f"{label}; profile {profile}; {scale_note(dataset, profile)}"
     return table, claims_df, write_accuracy_table(table, claims_df, f"dpdl_{key}", title, note)
