@@ -1,0 +1,9 @@
+"""PDSL (Wang, Yuan, Wang, Li): Shapley-weighted private decentralized learning — Algorithm 1,
+its σ rules (Theorem 1 and the per-message Gaussian rule), presets, figures and tables.
+See README.md beside this file."""
+from . import algorithm, privacy  # noqa: F401  (register PDSL and its σ rules)
+from .presets import SETTINGS, preset
+
+TITLE = "PDSL: Privacy-Preserved Decentralized Stochastic Learning with Heterogeneous Data Distribution"
+
+__all__ = ["SETTINGS", "TITLE", "preset"]

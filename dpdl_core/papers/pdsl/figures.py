@@ -1,0 +1,380 @@
+"""PDSL's Figures 1–6 (training loss against round) and Tables I–II (test accuracy).
+
+One builder per notebook kind, keyed by the notebook's name:
+
+- :func:`loss_figure_notebook` (``fig01_mnist_fully_connected`` … ``fig06_cifar10_ring``):
+  average training loss (mean over agents; band: min–max over agents) against round, one
+  panel per (ε, M) laid out as the paper's (a1) … (c2), one curve per algorithm; checks
+  the loss claims of §VI-C on the curves.
+- :func:`accuracy_table_notebook` (``tab01_mnist_accuracy``, ``tab02_cifar10_accuracy``):
+  final test accuracy per (topology, ε, M, algorithm) — the mean over the agents' local
+  models (spec §5.7) and the average model x̄ — the paper's value in a "paper" column
+  beside ours, the difference, ours in bold where best in its cell, and the claims of
+  §VI-C checked.
+
+Each builder runs what the results store lacks (a sweep), then reads the stored runs. The
+grid and scale come from ``profiles.yaml`` beside this file and are printed under every
+figure and table, with the data that ran. PDSL variants (e.g. per-sample clipping) are
+extra curves and rows, labelled, never mixed with the paper's PDSL.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ...algorithms import display_name
+from ...config import ExperimentConfig
+from ...data import DATASETS
+from ...plotting import caption, save_figure
+from ...profiles import load_profile
+from ...reporting import load_reference, verdict, write_table
+from ...results import ResultStore
+from ...sweep import run_sweep
+from ...validation import check_int
+from .presets import ALGORITHMS, SETTINGS, TOPOLOGIES, preset
+
+__all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "grid",
+           "loss_claims", "loss_figure_notebook", "scale_note", "table_claims"]
+
+PAPER = "pdsl"
+# Notebook key -> (dataset, topology, title).
+FIGURES = {
+    "fig01_mnist_fully_connected": ("mnist", "fully_connected", "Figure 1: MNIST, fully connected graphs"),
+    "fig02_mnist_bipartite": ("mnist", "bipartite", "Figure 2: MNIST, bipartite graphs"),
+    "fig03_mnist_ring": ("mnist", "ring", "Figure 3: MNIST, ring graphs"),
+    "fig04_cifar10_fully_connected": ("cifar10", "fully_connected", "Figure 4: CIFAR-10, fully connected graphs"),
+    "fig05_cifar10_bipartite": ("cifar10", "bipartite", "Figure 5: CIFAR-10, bipartite graphs"),
+    "fig06_cifar10_ring": ("cifar10", "ring", "Figure 6: CIFAR-10, ring graphs"),
+}
+# Notebook key -> (table, dataset).
+TABLES = {"tab01_mnist_accuracy": ("Table I", "mnist"), "tab02_cifar10_accuracy": ("Table II", "cifar10")}
+# The reference CSV's algorithm names -> the package's.
+PAPER_NAMES = {"PDSL": "pdsl", "DP-DPSGD": "dp_dpsgd", "DP-CGA": "dp_cga", "MUFFLIATO": "muffliato",
+               "DP-NET-FLEET": "dp_netfleet"}
+# The paper's M (Tables I-II columns).
+PAPER_M = (10, 20)
+# Final training loss: mean over the last few logged rounds (one minibatch loss is noisy).
+FINAL_WINDOW = 3
+
+
+@dataclass(frozen=True)
+class GridSettings:
+    """The grid and scale of one dataset in a profile (``profiles.yaml``).
+
+    Attributes
+    ----------
+    algorithms : tuple of str
+        ``pdsl`` and the baselines.
+    pdsl : dict
+        PDSL options shared by every PDSL run (Shapley estimator, R, v(∅), ...).
+    variants : dict
+        Extra PDSL curves: label → options added to ``pdsl`` (e.g. per-sample clipping).
+    n_agents, seeds, epsilons : tuple
+    sigma_rule : str
+    rounds, batch_size, eval_every : int
+    train_samples, eval_samples : int or None
+    validation_samples : int
+        |Q| (the paper: 2,000).
+    """
+
+    algorithms: tuple = ALGORITHMS
+    pdsl: dict = field(default_factory=dict)
+    variants: dict = field(default_factory=dict)
+    n_agents: tuple = (10, 20)
+    seeds: tuple = (0,)
+    epsilons: tuple = ()
+    sigma_rule: str = "per_message"
+    rounds: int = 200
+    batch_size: int = 250
+    eval_every: int = 5
+    train_samples: int | None = None
+    eval_samples: int | None = None
+    validation_samples: int = 2000
+
+    def __post_init__(self):
+        for name in ("rounds", "batch_size", "eval_every", "validation_samples"):
+            check_int(self, name)
+        for name in ("train_samples", "eval_samples"):
+            check_int(self, name, optional=True)
+        unknown = sorted(set(self.algorithms) - set(ALGORITHMS))
+        if unknown or "pdsl" not in self.algorithms:
+            raise ValueError(f"algorithms={list(self.algorithms)} must include pdsl and use only {list(ALGORITHMS)}")
+        for name in ("n_agents", "seeds", "epsilons"):
+            if not getattr(self, name):
+                raise ValueError(f"{name} must be a non-empty list")
+
+    @classmethod
+    def from_profile(cls, profile: str, dataset: str) -> GridSettings:
+        """The profile's ``grid`` section, shared keys merged with the dataset's."""
+        section = load_profile(profile, paper=PAPER)["grid"]
+        if dataset not in section:
+            raise ValueError(f"profile {profile!r} has no PDSL grid for dataset={dataset!r}; allowed: {sorted(SETTINGS)}")
+        merged = {**{k: v for k, v in section.items() if k not in SETTINGS}, **section[dataset]}
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(merged) - known)
+        if unknown:
+            raise ValueError(f"profile {profile!r}: unknown grid field(s) {unknown}; allowed: {sorted(known)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in merged.items()})
+
+
+@dataclass(frozen=True)
+class Run:
+    """One point of the grid: the curve label it belongs to and its config."""
+
+    label: str
+    config: ExperimentConfig
+
+    @property
+    def base_algorithm(self) -> str:
+        return self.config.algorithm
+
+
+def grid(dataset: str, topologies, profile: str) -> list[Run]:
+    """Every run of ``dataset``'s grid over ``topologies`` (PDSL's settings, the profile's scale)."""
+    s = GridSettings.from_profile(profile, dataset)
+    scale = dict(rounds=s.rounds, batch_size=s.batch_size, eval_every=s.eval_every, train_samples=s.train_samples,
+                 eval_samples=s.eval_samples, validation_samples=s.validation_samples, sigma_rule=s.sigma_rule)
+    curves = [(display_name(a), a, dict(s.pdsl) if a == "pdsl" else {}) for a in s.algorithms]
+    curves += [(label, "pdsl", {**s.pdsl, **opts}) for label, opts in s.variants.items()]
+    return [
+        Run(label, preset(dataset, alg, topo, epsilon=eps, n_agents=M, seed=seed, algo=algo, **scale))
+        for topo in topologies for eps in s.epsilons for M in s.n_agents
+        for label, alg, algo in curves for seed in s.seeds
+    ]
+
+
+def scale_note(dataset: str, profile: str) -> str:
+    """One line naming the grid and scale a profile runs at (printed under every output)."""
+    s = GridSettings.from_profile(profile, dataset)
+    pdsl = ", ".join(f"{k}={v}" for k, v in s.pdsl.items()) or "defaults"
+    return (f"M in {list(s.n_agents)}, epsilon in {list(s.epsilons)}, {s.rounds} rounds, B = {s.batch_size}, "
+            f"|Q| = {s.validation_samples}, {len(s.seeds)} seed(s), sigma rule {s.sigma_rule}; PDSL {pdsl}")
+
+
+def _load(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFrame, str, pd.DataFrame]:
+    """Stored histories (with label, topology, epsilon, n_agents, seed columns), the label of
+    the data that ran, and one row of metadata per run."""
+    frames, meta, label = [], [], None
+    for r in runs:
+        c = r.config
+        if not store.has(c.hash):
+            raise FileNotFoundError(f"run {c.hash} ({r.label}, epsilon={c.epsilon}, M={c.n_agents}) is not stored")
+        header, hist = store.load_run(c.hash)
+        hist = hist[hist["metric"].isin(metrics)].assign(label=r.label, topology=c.topology, epsilon=c.epsilon,
+                                                         n_agents=c.n_agents, seed=c.seed)
+        frames.append(hist)
+        m = header["meta"]
+        label = m.get("dataset_label", label)
+        meta.append({"label": r.label, "topology": c.topology, "epsilon": c.epsilon, "n_agents": c.n_agents,
+                     "seed": c.seed, "diverged": m["diverged"], "sigma": m["sigma_max"],
+                     "epsilon_rdp": m["epsilon_rdp_max"], "tie_fraction": m.get("shapley_tie_fraction")})
+    return pd.concat(frames, ignore_index=True), label, pd.DataFrame(meta)
+
+
+# -- Figures 1-6 -----------------------------------------------------------------------------
+
+
+def loss_claims(df: pd.DataFrame) -> pd.DataFrame:
+    """The loss claims of §VI-C on the curves that ran (the paper's PDSL, not variants).
+
+    - PDSL has the lowest final average loss in each panel (Figs 1–6).
+    - PDSL's final loss barely changes with M: within 25% from the smallest to the largest
+      M (Fig. 1 text: "remains nearly unchanged").
+    """
+    final = (df[df["metric"] == "train_loss_mean"].sort_values("round").groupby(["label", "epsilon", "n_agents", "seed"])
+             .tail(FINAL_WINDOW).groupby(["label", "epsilon", "n_agents"])["value"].mean().reset_index())
+    baselines = [display_name(a) for a in ALGORITHMS if a != "pdsl"]
+    lowest, stable = [], []
+    for (eps, M), g in final.groupby(["epsilon", "n_agents"]):
+        losses = g.set_index("label")["value"]
+        others = losses[losses.index.isin(baselines)]
+        if "PDSL" in losses and len(others):
+            lowest.append(bool(losses["PDSL"] <= others.min()))
+    pd_ = final[final["label"] == "PDSL"]
+    for _, g in pd_.groupby("epsilon"):
+        if g["n_agents"].nunique() >= 2:
+            v = g.sort_values("n_agents")["value"].to_numpy()
+            stable.append(bool(np.isfinite(v).all() and abs(v[-1] - v[0]) <= 0.25 * v[0]))
+    rows = [("PDSL has the lowest final average loss in each panel", verdict(lowest)),
+            ("PDSL's final loss barely changes with M (within 25%)", verdict(stable))]
+    return pd.DataFrame(rows, columns=["claim", "verdict"])
+
+
+def loss_figure_notebook(key: str, profile: str, workers: int | None = None, store: ResultStore | None = None):
+    """Figure ``key`` of :data:`FIGURES`: run the grid's missing runs, draw, check the claims.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    label : str
+        The data that ran.
+    claims : DataFrame
+        claim, verdict (``holds (n of n)`` / ``fails (k of n comparisons)`` / ``not run``).
+    """
+    dataset, topology, title = FIGURES[key]
+    store = store or ResultStore()
+    runs = grid(dataset, [topology], profile)
+    run_sweep([r.config for r in runs], store=store, workers=workers)
+    df, label, meta = _load(runs, store, ["train_loss_mean", "train_loss_min", "train_loss_max"])
+    wide = df.pivot_table(index=["label", "epsilon", "n_agents", "seed", "round"], columns="metric",
+                          values="value").reset_index()
+    eps_list, m_list = sorted(wide["epsilon"].unique()), sorted(wide["n_agents"].unique())
+    labels = list(dict.fromkeys(r.label for r in runs))
+    colors = dict(zip(labels, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    fig, axes = plt.subplots(len(eps_list), len(m_list), figsize=(4.4 * len(m_list), 3.0 * len(eps_list)),
+                             squeeze=False, sharex=True)
+    for r, eps in enumerate(eps_list):
+        for c, M in enumerate(m_list):
+            ax = axes[r, c]
+            cell = wide[(wide["epsilon"] == eps) & (wide["n_agents"] == M)]
+            for lab in labels:
+                d = cell[cell["label"] == lab].groupby("round")
+                if not len(cell[cell["label"] == lab]):
+                    continue
+                mean = d["train_loss_mean"].mean()
+                ax.plot(mean.index, mean.values, label=lab, color=colors[lab], lw=1.2,
+                        ls="--" if lab not in {display_name(a) for a in ALGORITHMS} else "-")
+                ax.fill_between(mean.index, d["train_loss_min"].min(), d["train_loss_max"].max(), color=colors[lab],
+                                alpha=0.1)
+            ax.set_yscale("log")
+            ax.set_title(f"({chr(97 + r)}{c + 1}) $\\epsilon$ = {eps} with M = {M}", fontsize=9)
+            if r == len(eps_list) - 1:
+                ax.set_xlabel("round")
+            if c == 0:
+                ax.set_ylabel("average training loss")
+    axes[0, -1].legend(fontsize=7)
+    fig.suptitle(f"PDSL paper, {title}", fontsize=10)
+    diverged = meta[meta["diverged"]]
+    note = scale_note(dataset, profile)
+    if len(diverged):
+        note += "; diverged (curve stops): " + ", ".join(f"{r.label} eps={r.epsilon} M={r.n_agents}"
+                                                         for r in diverged.itertuples())
+    save_figure(fig, f"pdsl_{key}", caption(label, profile, note))
+    return fig, label, loss_claims(df)
+
+
+# -- Tables I-II -----------------------------------------------------------------------------
+
+
+def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[pd.DataFrame, str, pd.DataFrame]:
+    """Final test accuracy per (topology, ε, M, label), ours beside the paper's.
+
+    Returns
+    -------
+    table : DataFrame
+        topology, epsilon, n_agents, label, algorithm, ours (mean over seeds of the mean
+        over agents' local models, %), ours_avg (the average model x̄, %), runs, paper_m
+        (the paper's M this row is compared with: the same M, or by rank when the profile
+        uses other M), paper (%, NaN where the paper has no such row), diff (ours − paper,
+        only where M is the paper's), best (ours best in its cell).
+    label : str
+        The data that ran.
+    meta : DataFrame
+        Per run: diverged, σ multiplier, accountant ε, Shapley tie fraction.
+    """
+    store = store or ResultStore()
+    df, label, meta = _load(runs, store, ["test_acc", "avg_test_acc"])
+    last = df[df["round"] == df.groupby(["label", "topology", "epsilon", "n_agents", "seed"])["round"].transform("max")]
+    per_run = last.pivot_table(index=["label", "topology", "epsilon", "n_agents", "seed"], columns="metric",
+                               values="value", aggfunc="mean").reset_index()
+    keys = ["topology", "epsilon", "n_agents", "label"]
+    table = per_run.groupby(keys).agg(ours=("test_acc", "mean"), ours_avg=("avg_test_acc", "mean"),
+                                      runs=("seed", "count")).reset_index()
+    table[["ours", "ours_avg"]] *= 100
+    algo_of = {r.label: r.base_algorithm for r in runs}
+    table["algorithm"] = table["label"].map(algo_of)
+    ref = load_reference(PAPER, "pdsl_accuracy")
+    ref = ref[ref["dataset"] == runs[0].config.dataset].assign(label=lambda d: d["algorithm"].map(
+        {k: display_name(v) for k, v in PAPER_NAMES.items()}), paper=lambda d: 100 * d["accuracy"])
+    # A reduced profile's M values stand for the paper's by rank (smallest ↔ 10, largest ↔
+    # 20); the difference is only computed where the M is the paper's own.
+    ours_m = sorted(table["n_agents"].unique())
+    table["paper_m"] = table["n_agents"].map(dict(zip(ours_m, PAPER_M)) if set(ours_m) - set(PAPER_M) else
+                                             {m: m for m in ours_m})
+    ref = ref.rename(columns={"n_agents": "paper_m"})
+    table = table.merge(ref[["topology", "epsilon", "paper_m", "label", "paper"]], on=["topology", "epsilon", "paper_m",
+                                                                                      "label"], how="left")
+    table["diff"] = (table["ours"] - table["paper"]).where(table["n_agents"] == table["paper_m"])
+    cell = ["topology", "epsilon", "n_agents"]
+    table["best"] = table["ours"] == table.groupby(cell)["ours"].transform("max")
+    order = {t: k for k, t in enumerate(TOPOLOGIES)}
+    table = table.sort_values(cell + ["label"], key=lambda s: s.map(order) if s.name == "topology" else s)
+    return table.reset_index(drop=True), label, meta
+
+
+def table_claims(table: pd.DataFrame) -> pd.DataFrame:
+    """The accuracy claims of §VI-C (Tables I–II) on the cells that ran.
+
+    - PDSL (the paper's algorithm) has the best accuracy in its cell, against the four
+      baselines.
+    - PDSL's accuracy grows with ε (non-decreasing, per topology and M).
+    - PDSL is stable as M grows: its drop from the smallest to the largest M is smaller than
+      every baseline's in the same (topology, ε).
+    A variant's row is reported on its own line: best against the baselines.
+    """
+    cell = ["topology", "epsilon", "n_agents"]
+    base = table[table["label"].isin({display_name(a) for a in ALGORITHMS})]
+    rows = []
+    best = []
+    for _, g in base.groupby(cell):
+        if (g["label"] == "PDSL").any() and len(g) > 1:
+            best.append(bool(g.loc[g["label"] == "PDSL", "ours"].item() >= g["ours"].max()))
+    rows.append(("PDSL has the best accuracy in its cell", verdict(best)))
+    for variant in sorted(set(table["label"]) - set(base["label"])):
+        vb = []
+        for _, g in table[(table["label"] == variant) | (table["algorithm"] != "pdsl")].groupby(cell):
+            if (g["label"] == variant).any() and len(g) > 1:
+                vb.append(bool(g.loc[g["label"] == variant, "ours"].item() >= g["ours"].max()))
+        rows.append((f"beyond the paper: {variant} beats the four baselines in its cell", verdict(vb)))
+    mono = []
+    for _, g in base[base["label"] == "PDSL"].groupby(["topology", "n_agents"]):
+        if g["epsilon"].nunique() >= 2:
+            mono.append(bool(np.all(np.diff(g.sort_values("epsilon")["ours"].to_numpy()) >= 0)))
+    rows.append(("PDSL's accuracy grows with epsilon", verdict(mono)))
+    stable = []
+    for _, g in base.groupby(["topology", "epsilon"]):
+        if g["n_agents"].nunique() < 2:
+            continue
+        lo, hi = g["n_agents"].min(), g["n_agents"].max()
+        drop = (g[g["n_agents"] == lo].set_index("label")["ours"] - g[g["n_agents"] == hi].set_index("label")["ours"]).dropna()
+        if "PDSL" in drop and len(drop) > 1:
+            stable.append(bool(drop["PDSL"] <= drop.drop("PDSL").min()))
+    rows.append(("PDSL's accuracy drops less than every baseline's as M grows", verdict(stable)))
+    return pd.DataFrame(rows, columns=["claim", "verdict"])
+
+
+def accuracy_table_notebook(key: str, profile: str, workers: int | None = None, store: ResultStore | None = None):
+    """Table ``key`` of :data:`TABLES`: run the dataset's grid (all three topologies), tabulate
+    beside the paper, check the claims, write ``figures/pdsl_<key>.md`` and ``.tex``.
+
+    Returns
+    -------
+    table, claims, markdown
+    """
+    table_name, dataset = TABLES[key]
+    store = store or ResultStore()
+    runs = grid(dataset, TOPOLOGIES, profile)
+    run_sweep([r.config for r in runs], store=store, workers=workers)
+    table, label, meta = accuracy_table(runs, store)
+    claims = table_claims(table)
+    pdsl_meta = meta[meta["label"] == "PDSL"]
+    eps_rdp = ", ".join(f"{e:g}: {g['epsilon_rdp'].max():.3g}" for e, g in pdsl_meta.groupby("epsilon"))
+    note = (f"{label}; profile {profile}; {scale_note(dataset, profile)}. Ours: mean over the agents' local models "
+            f"at the last round (x-bar: the average model); paper: {table_name} at 'paper M' (the same M, or the "
+            f"paper's M of the same rank when the profile runs other M; diff only at the paper's own M). Accountant "
+            f"epsilon over all rounds of PDSL's runs, by nominal epsilon: {eps_rdp}. Q (the validation images) is "
+            f"public data outside the DP guarantee.")
+    cols = ["topology", "M", "epsilon", "algorithm", "ours (%)", "ours x-bar (%)", "paper M", "paper (%)", "diff"]
+    rows, bold = [], []
+    for k, r in enumerate(table.itertuples()):
+        rows.append([r.topology, int(r.n_agents), r.epsilon, r.label, f"{r.ours:.1f}", f"{r.ours_avg:.1f}",
+                     int(r.paper_m) if not pd.isna(r.paper_m) else "—", "—" if pd.isna(r.paper) else f"{r.paper:.1f}",
+                     "—" if pd.isna(r.diff) else f"{r.diff:+.1f}"])
+        if r.best:
+            bold.append((k, cols.index("ours (%)")))
+    title = f"{table_name}: test accuracy (%) on {DATASETS[dataset].pretty}"
+    shown = claims.rename(columns={"claim": "claim of the paper", "verdict": "at this scale"})
+    return table, claims, write_table(f"pdsl_{key}", title, note, cols, rows, bold, shown)

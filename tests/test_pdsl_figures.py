@@ -1,0 +1,71 @@
+"""PDSL figures and tables: the grid the profiles build, the presets, and the claims checks
+on synthetic numbers (so a wrong verdict shows up without running anything)."""
+import pandas as pd
+import pytest
+
+from dpdl_core.papers.pdsl.figures import GridSettings, grid, loss_claims, table_claims
+from dpdl_core.papers.pdsl.presets import preset
+from dpdl_core.profiles import load_profile
+
+
+def test_presets_are_the_papers_settings():
+    m = preset("mnist")
+    assert (m.batch_size, m.lr, m.momentum, m.alpha_d, m.validation_samples, m.model) == (250, 0.001, 0.5, 0.25, 2000, "pdsl_mnist")
+    c = preset("cifar10", "dp_netfleet", "ring", n_agents=20)
+    assert (c.lr, c.momentum, c.clip, c.algo["local_steps"], c.n_agents, c.model) == (0.01, 0.7, 3.0, 5, 20, "pdsl_cifar")
+    assert c.validation_samples == 2000  # baselines are tested on the same images as PDSL
+
+
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+def test_every_profile_builds_its_grid(profile):
+    for dataset in ("mnist", "cifar10"):
+        s = GridSettings.from_profile(profile, dataset)
+        runs = grid(dataset, ["ring"], profile)
+        curves = len(s.algorithms) + len(s.variants)
+        assert len(runs) == curves * len(s.epsilons) * len(s.n_agents) * len(s.seeds)
+        assert len({r.config.hash for r in runs}) == len(runs)
+        assert all(r.config.validation_samples == s.validation_samples for r in runs)
+    assert load_profile(profile, paper="pdsl")["description"]
+
+
+def test_grid_settings_validation():
+    with pytest.raises(ValueError, match="algorithms"):
+        GridSettings(algorithms=("dp_dpsgd",), epsilons=(0.1,))
+    with pytest.raises(ValueError, match="rounds"):
+        GridSettings(rounds=0, epsilons=(0.1,))
+    with pytest.raises(ValueError, match="epsilons"):
+        GridSettings(epsilons=())
+
+
+def _table(rows):
+    df = pd.DataFrame(rows, columns=["topology", "epsilon", "n_agents", "label", "algorithm", "ours"])
+    cell = ["topology", "epsilon", "n_agents"]
+    df["best"] = df["ours"] == df.groupby(cell)["ours"].transform("max")
+    return df
+
+
+def test_table_claims_verdicts():
+    rows = []
+    acc = {  # (eps, M) -> PDSL, DP-DPSGD, variant
+        (0.1, 4): (80, 70, 85), (0.3, 4): (85, 75, 90), (0.1, 8): (79, 60, 70), (0.3, 8): (70, 72, 95),
+    }
+    for (eps, M), (p, d, v) in acc.items():
+        rows += [("ring", eps, M, "PDSL", "pdsl", p), ("ring", eps, M, "DP-DPSGD", "dp_dpsgd", d),
+                 ("ring", eps, M, "PDSL (per-sample clip)", "pdsl", v)]
+    claims = table_claims(_table(rows)).set_index("claim")["verdict"]
+    assert claims["PDSL has the best accuracy in its cell"] == "fails (1 of 4 comparisons)"
+    assert claims["beyond the paper: PDSL (per-sample clip) beats the four baselines in its cell"] == "holds (4 of 4)"
+    assert claims["PDSL's accuracy grows with epsilon"] == "fails (1 of 2 comparisons)"
+    # Drops 4 -> 8: eps 0.1 PDSL 1 vs DPSGD 10 (holds); eps 0.3 PDSL 15 vs DPSGD 3 (fails).
+    assert claims["PDSL's accuracy drops less than every baseline's as M grows"] == "fails (1 of 2 comparisons)"
+
+
+def test_loss_claims_verdicts():
+    rows = []
+    for M, (p, d) in {4: (0.5, 1.0), 8: (0.55, 0.4)}.items():
+        for rnd in range(1, 5):
+            rows += [(rnd, "train_loss_mean", p, "PDSL", 0.3, M, 0), (rnd, "train_loss_mean", d, "DP-DPSGD", 0.3, M, 0)]
+    df = pd.DataFrame(rows, columns=["round", "metric", "value", "label", "epsilon", "n_agents", "seed"])
+    claims = loss_claims(df).set_index("claim")["verdict"]
+    assert claims["PDSL has the lowest final average loss in each panel"] == "fails (1 of 2 comparisons)"
+    assert claims["PDSL's final loss barely changes with M (within 25%)"] == "holds (1 of 1)"
