@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
-import platform
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from results_io import write_results
 
 __all__ = ["main", "bench_case"]
 
@@ -145,7 +144,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dpdl_core bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="benchmarks/bench_engine.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES), help="cases to run")
     parser.add_argument("--repeats", type=int, default=5, help="timed repetitions, interleaved (minimum reported)")
     parser.add_argument("--naive-edges", type=int, default=2, help="edges the naive loop is timed on")
@@ -166,16 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['achieved_gflops']:.1f} GFLOP/s",
             flush=True,
         )
-    env = {
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "cpu": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-    }
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"environment": env, "results": rows}, indent=2))
-        print(f"wrote {args.out}")
+    write_results(args.out, rows)
     return 0
 
 

@@ -45,13 +45,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from results_io import write_results
 
 __all__ = ["main", "bench"]
 
@@ -327,16 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     row = bench(args.agents, args.repeats, args.naive_evaluations, args.gemm_size, args.gemm_reps,
                 args.permutations, args.device, args.seed)
     _report(row)
-    env = {
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "cpu": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-    }
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"environment": env, "results": [row]}, indent=2))
-        print(f"wrote {args.out}")
+    write_results(args.out, [row])
     return 0
 
 
