@@ -32,3 +32,13 @@ def store(tmp_path):
     from dpdl_core.results import ResultStore
 
     return ResultStore(tmp_path / "results")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print what the robustness tests tried (tests/guarantees.py)."""
+    from guarantees import COUNTS
+
+    if COUNTS:
+        terminalreporter.section("guarantees")
+        for name, n in sorted(COUNTS.items()):
+            terminalreporter.write_line(f"{name}: {n}")
