@@ -204,5 +204,10 @@ def test_stacked_evaluator_equals_engine(model, dataset, shape):
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(70, *shape, generator=g), torch.randint(0, 10, (70,), generator=g)
     X = eng.initial_params(5) + 0.1 * torch.randn(5, eng.P, generator=g)
-    fast = StackedEvaluator(eng, x, y, image_batch=32)(X)
-    torch.testing.assert_close(fast, eng.evaluate(X, x, y)[1])
+    ref = eng.evaluate(X, x, y)[1]
+    torch.testing.assert_close(StackedEvaluator(eng, x, y, image_batch=32)(X), ref)
+    # One image per pass (a tiny workspace), and buffers reused across calls of other K.
+    tiny = StackedEvaluator(eng, x, y, workspace_mb=1e-6)
+    assert tiny.images_per_pass(5) == 1
+    torch.testing.assert_close(tiny(X[:2]), ref[:2])
+    torch.testing.assert_close(tiny(X), ref)
