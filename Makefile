@@ -18,7 +18,7 @@ endif
 
 help: ## List the targets
 	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folder of notebooks/> (default all), DATA_MIRROR=DIR"
-	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  make %-13s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## Create .venv (Python 3.11), install the package with dev extras, register the Jupyter kernel
 
@@ -29,13 +29,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python ($(KERNEL))"
 	@touch $@
 
-test: pytest nbval ## Run the unit tests and every notebook under the smoke profile
+test: pytest nbval report-check ## Run the unit tests, every notebook under the smoke profile, and check the report in a browser
 
 pytest: $(STAMP) ## Unit, oracle and statistical tests only
 	DPDL_PROGRESS=0 $(PY) -m pytest tests
 
 nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells assert their results
-	DPDL_PROGRESS=0 DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results $(PY) -m pytest --nbval-lax \
+	DPDL_PROGRESS=0 DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results DPDL_FIGURES_DIR=$(CURDIR)/build/smoke-figures $(PY) -m pytest --nbval-lax \
 		--nbval-kernel-name $(KERNEL) -p no:cacheprovider notebooks
 
 figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill; write figures/ and tables
@@ -49,12 +49,17 @@ fidelity: $(STAMP) ## DPDL paper-scale study (about 4 h on 2 cores, resumable) -
 bench: $(STAMP) ## Engine benchmark: ratios against per-edge and naive loops -> benchmarks/results.json
 	$(PY) benchmarks/bench_engine.py --out benchmarks/results.json
 
-report: $(STAMP) ## Static HTML of the executed notebooks (after make figures) in build/report
+report: $(STAMP) ## Site of PROFILE's figures, tables and executed notebooks (after make figures) -> build/report/index.html
 	$(PY) -m dpdl_core report --profile $(PROFILE)
+
+.PHONY: report-check
+report-check: $(STAMP) ## Build the site of the smoke outputs (after nbval) in build/report-smoke; check it in headless chromium
+	$(PY) -m dpdl_core report --profile smoke --out build/report-smoke --figures build/smoke-figures
+	$(PY) tests/browser_check.py build/report-smoke/index.html --screenshot build/report_screenshot.png
 
 clean: ## Remove executed notebooks, smoke results and caches (keeps data/ and the venv)
 	rm -rf build .pytest_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 distclean: clean ## Also remove the venv, stored results and generated figures
-	rm -rf $(VENV) data/results figures/*.pdf figures/*.png figures/*.md figures/*.tex
+	rm -rf $(VENV) data/results figures/*.pdf figures/*.png figures/*.md figures/*.tex figures/*.json figures/*.csv

@@ -67,28 +67,21 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     return timings
 
 
-def build_report(profile: str) -> Path:
-    """HTML of every executed notebook of ``profile`` plus an index page."""
-    import nbformat
-    from nbconvert import HTMLExporter
+def build_report(profile: str, out: Path | None = None, figures: Path | None = None) -> Path:
+    """Build the report site of ``profile`` (see :mod:`dpdl_core.site`); return its ``index.html``.
 
-    src = ROOT / "build" / "notebooks" / profile
-    if not src.exists() or not list(src.glob("*/*.ipynb")):
-        raise FileNotFoundError(f"no executed notebooks in {src}; run `make figures PROFILE={profile}` first")
-    out = ROOT / "build" / "report" / profile
-    out.mkdir(parents=True, exist_ok=True)
-    exporter = HTMLExporter()
-    links = []
-    for nb in sorted(src.glob("*/*.ipynb")):
-        body, _ = exporter.from_notebook_node(nbformat.read(nb, as_version=4))
-        page = f"{nb.parent.name}_{nb.stem}.html"
-        (out / page).write_text(body)
-        links.append(f'<li><a href="{page}">{nb.parent.name}/{nb.stem}</a></li>')
-    index = out / "index.html"
-    index.write_text(
-        f"<html><head><title>dpdl-replication ({profile})</title></head><body>"
-        f"<h1>dpdl-replication — executed notebooks, profile <code>{profile}</code></h1><ul>"
-        + "\n".join(links)
-        + "</ul></body></html>"
-    )
-    return index
+    Parameters
+    ----------
+    out : site folder (default ``build/report``), replaced by every build
+    figures : folder of the figures and tables (default :func:`dpdl_core.plotting.figures_dir`)
+
+    Raises
+    ------
+    FileNotFoundError
+        When nothing has been executed at ``profile`` (run ``make figures PROFILE=...`` first).
+    """
+    from .plotting import figures_dir
+    from .site import build_site
+
+    return build_site(profile, figures or figures_dir(), ROOT / "build" / "notebooks" / profile, ROOT / "notebooks",
+                      out or ROOT / "build" / "report")
