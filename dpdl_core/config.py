@@ -4,21 +4,29 @@ Every field is validated on construction; a bad value raises :class:`ConfigError
 the field and its allowed values. Algorithm-specific options live in ``algo`` (a dict)
 and are validated by the algorithm's own ``Params`` dataclass, defaults filled in, so two
 configs that mean the same run hash the same.
+
+YAML (files and ``--set`` values) is read safely, with two changes to PyYAML's YAML 1.1:
+exponent floats such as ``1e-3`` are numbers (as in YAML 1.2), and a key given twice is an
+error rather than a silent overwrite.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+import types
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
 from . import __version__
 from .data import DATASETS, PARTITION_SCHEMES
 from .models import MODELS
-from .topology import TOPOLOGIES
+from .topology import MIN_AGENTS, TOPOLOGIES, check_n_agents
 from .validation import check_choice, check_int
 
 __all__ = ["ConfigError", "ExperimentConfig", "apply_overrides"]
@@ -33,6 +41,92 @@ _HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 
 
 class ConfigError(ValueError):
     """An invalid or unknown configuration field."""
+
+
+# YAML 1.1 (PyYAML) reads ``1e-3`` and ``1.0e3`` as strings, so ``--set lr=1e-3`` would be
+# rejected as "not a number"; YAML 1.2 reads them as floats, and so do these.
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that reads exponent floats and rejects a key given twice in one mapping."""
+
+    def construct_mapping(self, node, deep=False):
+        # PyYAML keeps the last of two equal keys without a word; in a config the first is
+        # then silently ignored, which is never what was meant.
+        seen = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                key = self.construct_object(key_node)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found the key {key!r} twice; give each field once", key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML whose strings that :class:`_Loader` would read as floats are quoted."""
+
+
+for _cls in (_Loader, _Dumper):
+    _cls.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789."))
+
+
+def _load_yaml(text: str, what: str) -> Any:
+    """Parse ``text`` with :class:`_Loader`; a syntax error becomes a :class:`ConfigError`."""
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} is not valid YAML: {exc}") from None
+
+
+def _describe_type(hint) -> str:
+    """``float | None`` → ``a finite number or null`` (for error messages)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        return " or ".join(_describe_type(a) for a in get_args(hint))
+    names = {float: "a finite number", int: "an integer", str: "a string", bool: "true or false", type(None): "null"}
+    return names.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+def _has_type(value, hint) -> bool:
+    """Whether ``value`` fits the annotation ``hint`` (bools are not numbers here)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        return any(_has_type(value, a) for a in get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint in (str, bool):
+        return isinstance(value, hint)
+    return True  # other annotations are left to the Params' own checks
+
+
+def _finite(value) -> bool:
+    # math.isfinite would overflow on a huge int; an int is always finite.
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _check_algo_options(algorithm: str, options: dict) -> None:
+    """Names and types of ``options`` against the algorithm's ``Params`` annotations.
+
+    The Params dataclasses check ranges, but a value of the wrong type (``alpha: abc``)
+    would reach them as a bare comparison ``TypeError`` that names no field.
+    """
+    from .algorithms import get_algorithm
+
+    params = get_algorithm(algorithm).Params
+    annotations = get_type_hints(params)
+    hints = {f.name: annotations[f.name] for f in fields(params)}
+    allowed = sorted(hints)
+    for name, value in options.items():
+        if not isinstance(name, str) or name not in hints:
+            raise ConfigError(f"algo: unknown option {name!r} for algorithm {algorithm!r}; allowed options: {allowed}")
+        if not _has_type(value, hints[name]):
+            raise ConfigError(f"algo.{name}={value!r} must be {_describe_type(hints[name])} (algorithm {algorithm!r})")
 
 
 def _algorithms() -> tuple[str, ...]:
@@ -157,14 +251,16 @@ class ExperimentConfig:
             self._check_float(name, lo, hi)
         self._check_float("momentum", 0, 1, inclusive_low=True)
         if self.epsilon is not None:
-            self._check_float("epsilon", 0, None)
+            self._check_float("epsilon", 0, None, hint=", or null for a non-private run")
         if self.sigma_rule == "fixed":
-            if self.sigma is None or not isinstance(self.sigma, (int, float)) or self.sigma < 0:
-                raise ConfigError("sigma must be a number >= 0 when sigma_rule='fixed'")
+            if not (_has_type(self.sigma, float) and self.sigma >= 0):
+                raise ConfigError(f"sigma must be a finite number >= 0 when sigma_rule='fixed', got {self.sigma!r}")
         elif self.sigma is not None:
             raise ConfigError(f"sigma is only used with sigma_rule='fixed' (sigma_rule={self.sigma_rule!r})")
+        self._check_sizes()
         if not isinstance(self.algo, dict):
             raise ConfigError(f"algo must be a mapping of algorithm options, got {type(self.algo).__name__}")
+        _check_algo_options(self.algorithm, self.algo)
         from .algorithms import resolve_params
 
         try:
@@ -184,14 +280,33 @@ class ExperimentConfig:
     def _check_int(self, name: str, minimum: int) -> None:
         check_int(self, name, minimum, error=ConfigError)
 
-    def _check_float(self, name, low, high, inclusive_low=False) -> None:
+    def _check_float(self, name, low, high, inclusive_low=False, hint="") -> None:
         value = getattr(self, name)
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = _has_type(value, float)
         ok = ok and (value >= low if inclusive_low else value > low) and (high is None or value <= high)
         if not ok:
             rng = f">= {low}" if inclusive_low else f"> {low}"
             rng += f" and <= {high}" if high is not None else ""
-            raise ConfigError(f"{name}={value!r} must be a number {rng}")
+            raise ConfigError(f"{name}={value!r} must be a finite number {rng}{hint}")
+
+    def _check_sizes(self) -> None:
+        """Sizes that the data and the graph fix before any run: the graph's smallest N, at
+        least one training sample per agent, and a validation set that leaves test images."""
+        check_n_agents(self.topology, self.n_agents, error=ConfigError)
+        if self.schedule == "random_ring" and self.n_agents < MIN_AGENTS["ring"]:
+            # random_ring draws a fresh ring over the agents every round.
+            raise ConfigError(f"n_agents={self.n_agents} is too small for schedule='random_ring'; "
+                              f"allowed: n_agents >= {MIN_AGENTS['ring']}, or schedule='static'")
+        spec = DATASETS[self.dataset]
+        available = spec.full_train if self.train_samples is None else min(self.train_samples, spec.full_train)
+        if self.n_agents > available:
+            what = f"train_samples={self.train_samples}" if self.train_samples is not None else \
+                f"the {spec.full_train} training images of {spec.pretty}"
+            raise ConfigError(f"n_agents={self.n_agents} is more than {what}: every agent needs a sample; "
+                              f"allowed: n_agents <= {available}, or more train_samples (null: all)")
+        if self.validation_samples is not None and self.validation_samples >= spec.full_test:
+            raise ConfigError(f"validation_samples={self.validation_samples} must be < {spec.full_test}, the test images "
+                              f"of {spec.pretty}, so that some are left to evaluate on (null: no validation set)")
 
     # -- conversions ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -199,16 +314,19 @@ class ExperimentConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ExperimentConfig:
+    def from_dict(cls, d: Mapping[str, Any]) -> ExperimentConfig:
         """Build from a mapping; unknown keys raise :class:`ConfigError` listing the known."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
+        known = _field_names()
+        if not isinstance(d, Mapping):
+            raise ConfigError(f"a config must be a mapping of field: value, got {type(d).__name__} {d!r:.60}; "
+                              f"allowed fields: {known}")
+        unknown = sorted(set(d) - set(known), key=str)  # keys of mixed types do not compare
         if unknown:
-            raise ConfigError(f"unknown config field(s) {unknown}; allowed fields: {sorted(known)}")
+            raise ConfigError(f"unknown config field(s) {unknown}; allowed fields: {known}")
         return cls(**d)
 
     def to_yaml(self, path: str | Path | None = None) -> str:
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        text = yaml.dump(self.to_dict(), Dumper=_Dumper, sort_keys=False)
         if path is not None:
             Path(path).write_text(text)
         return text
@@ -219,14 +337,22 @@ class ExperimentConfig:
         path = Path(path)
         if not path.exists():
             raise ConfigError(f"config file {path} does not exist")
-        return cls.from_yaml_text(path.read_text())
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {path} cannot be read as text: {exc}") from None
+        return cls.from_yaml_text(text, source=f"config file {path}")
 
     @classmethod
-    def from_yaml_text(cls, text: str) -> ExperimentConfig:
-        """From YAML text."""
-        data = yaml.safe_load(text) or {}
+    def from_yaml_text(cls, text: str, source: str = "the config") -> ExperimentConfig:
+        """From YAML text (a mapping of field: value); ``source`` names it in errors."""
+        data = _load_yaml(text, source)
+        if data is None:
+            raise ConfigError(f"{source} is empty; it must be a YAML mapping of field: value (e.g. 'epsilon: 0.5'), "
+                              f"allowed fields: {_field_names()}")
         if not isinstance(data, dict):
-            raise ConfigError(f"a config must be a YAML mapping, got {type(data).__name__}")
+            raise ConfigError(f"{source} must be a YAML mapping of field: value, got {type(data).__name__} "
+                              f"{data!r:.60}; allowed fields: {_field_names()}")
         return cls.from_dict(data)
 
     def with_overrides(self, overrides: list[str] | dict[str, Any]) -> ExperimentConfig:
@@ -249,32 +375,64 @@ class ExperimentConfig:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
 
 
+def _field_names() -> list[str]:
+    return sorted(f.name for f in fields(ExperimentConfig))
+
+
+def _parse_override(s) -> tuple[str, Any]:
+    """``"key=value"`` → ``(key, value)``, the value read as a YAML scalar."""
+    if not isinstance(s, str) or "=" not in s:
+        raise ConfigError(f"override {s!r} must look like key=value (e.g. epsilon=0.5)")
+    k, v = s.split("=", 1)
+    k = k.strip()
+    if not k:
+        raise ConfigError(f"override {s!r} has no key; it must look like key=value, allowed keys: {_field_names()} "
+                          "or algo.OPTION")
+    return k, _load_yaml(v, f"override {s!r}: the value of {k}")
+
+
 def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]) -> ExperimentConfig:
     """Return ``cfg`` with overrides applied.
 
     Parameters
     ----------
     overrides : list of "key=value" or dict
-        Values are parsed as YAML scalars (``0.5``, ``null``, ``true``); ``algo.NAME``
-        sets an algorithm option.
+        Values are parsed as YAML scalars (``0.5``, ``1e-3``, ``null``, ``true``);
+        ``algo.NAME`` sets an algorithm option and ``algo`` (a mapping) replaces them all.
+        A key may be given once; the result does not depend on the order.
+
+    Raises
+    ------
+    ConfigError
+        Naming the bad override or field and what is allowed.
     """
-    if isinstance(overrides, dict):
+    if isinstance(overrides, Mapping):
         items = list(overrides.items())
+    elif isinstance(overrides, (str, bytes)) or not hasattr(overrides, "__iter__"):
+        # A lone string would otherwise be split into one-character overrides.
+        raise ConfigError(f"overrides must be a list of 'key=value' strings or a mapping, got {overrides!r:.60}")
     else:
-        items = []
-        for s in overrides:
-            if "=" not in s:
-                raise ConfigError(f"override {s!r} must look like key=value (e.g. epsilon=0.5)")
-            k, v = s.split("=", 1)
-            items.append((k.strip(), yaml.safe_load(v)))
-    d = cfg.to_dict()
-    algo = dict(d["algo"])
+        items = [_parse_override(s) for s in overrides]
+    seen: dict[str, Any] = {}
     for k, v in items:
+        if not isinstance(k, str):
+            raise ConfigError(f"override key {k!r} must be a field name; allowed: {_field_names()} or algo.OPTION")
+        if k in seen:
+            raise ConfigError(f"{k} is set twice ({k}={seen[k]!r}, then {k}={v!r}); give each field once")
+        seen[k] = v
+    d = cfg.to_dict()
+    algorithm = seen.get("algorithm", cfg.algorithm)
+    # Options of another algorithm do not carry over, whatever order the overrides came in.
+    algo = dict(d["algo"]) if algorithm == cfg.algorithm else {}
+    if "algo" in seen:
+        if not isinstance(seen["algo"], Mapping):
+            raise ConfigError(f"algo={seen['algo']!r} must be a mapping of algorithm options; "
+                              "set one option with algo.NAME=VALUE")
+        algo = dict(seen.pop("algo"))
+    for k, v in seen.items():
         if k.startswith("algo."):
             algo[k[5:]] = v
         else:
-            if k == "algorithm" and v != cfg.algorithm:
-                algo = {}  # options of another algorithm do not carry over
             d[k] = v
     d["algo"] = algo
     return ExperimentConfig.from_dict(d)

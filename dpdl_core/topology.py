@@ -8,13 +8,19 @@ d-regular graphs) and its spectrum. Assumption 3 of the DPDL paper (eq. 27) asks
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import networkx as nx
 import numpy as np
 
-__all__ = ["TOPOLOGIES", "Topology", "TopologyError", "make_topology", "metropolis_hastings", "validate_mixing_matrix"]
+__all__ = ["MIN_AGENTS", "TOPOLOGIES", "Topology", "TopologyError", "check_n_agents", "make_topology",
+           "metropolis_hastings", "validate_mixing_matrix"]
 
 TOPOLOGIES = ("fully_connected", "bipartite", "ring")
+# Smallest N of each named topology: a ring needs N >= 3 (N = 2 is a single edge, not a
+# cycle), a bipartite graph one agent on each side.
+MIN_AGENTS = {"fully_connected": 1, "bipartite": 2, "ring": 3}
+_LABELS = {"fully_connected": "fully connected graph", "bipartite": "bipartite graph", "ring": "ring"}
 
 
 class TopologyError(ValueError):
@@ -141,21 +147,31 @@ def validate_mixing_matrix(W: np.ndarray, *, atol: float = 1e-10) -> np.ndarray:
     return eig
 
 
+def check_n_agents(name: str, n_agents, error: type[Exception] = TopologyError) -> None:
+    """Raise ``error`` unless the named topology ``name`` can be built over ``n_agents``
+    agents; the message names the allowed N."""
+    if name not in TOPOLOGIES:  # a tuple: an unhashable name is compared, not hashed
+        raise error(f"topology={name!r} is not known; allowed values: {list(TOPOLOGIES)} or a networkx graph")
+    if isinstance(n_agents, bool) or not isinstance(n_agents, Integral) or n_agents < 1:
+        raise error(f"n_agents={n_agents!r} must be an integer >= 1")
+    need = MIN_AGENTS[name]
+    if n_agents < need:
+        fits = [t for t, m in MIN_AGENTS.items() if m <= n_agents]
+        raise error(f"a {_LABELS[name]} needs n_agents >= {need}, got n_agents={n_agents}; allowed: n_agents >= {need} "
+                    f"for topology={name!r}, or topology in {fits}")
+
+
 def _named_graph(name: str, n: int) -> nx.Graph:
+    check_n_agents(name, n)
+    n = int(n)  # a numpy integer too
     if name == "fully_connected":
         return nx.complete_graph(n)
     if name == "ring":
-        if n < 3:
-            raise TopologyError(f"a ring needs n_agents >= 3, got {n}")
         return nx.cycle_graph(n)
-    if name == "bipartite":
-        if n < 2:
-            raise TopologyError(f"a bipartite graph needs n_agents >= 2, got {n}")
-        g = nx.Graph()
-        g.add_nodes_from(range(n))
-        g.add_edges_from((i, j) for i in range(0, n, 2) for j in range(1, n, 2))
-        return g
-    raise TopologyError(f"topology={name!r} is not known; allowed values: {list(TOPOLOGIES)} or a networkx graph")
+    g = nx.Graph()  # bipartite: every even-indexed agent linked to every odd-indexed one
+    g.add_nodes_from(range(n))
+    g.add_edges_from((i, j) for i in range(0, n, 2) for j in range(1, n, 2))
+    return g
 
 
 def make_topology(name: str | nx.Graph, n_agents: int | None = None) -> Topology:
@@ -173,9 +189,7 @@ def make_topology(name: str | nx.Graph, n_agents: int | None = None) -> Topology
     if isinstance(name, nx.Graph):
         graph, label = name, "custom"
     else:
-        if n_agents is None or int(n_agents) < 1:
-            raise TopologyError(f"n_agents must be a positive integer, got {n_agents!r}")
-        graph, label = _named_graph(name, int(n_agents)), name
+        graph, label = _named_graph(name, n_agents), name
     if graph.number_of_nodes() == 1:
         W = np.ones((1, 1))
     else:

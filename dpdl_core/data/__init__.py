@@ -5,6 +5,7 @@ from .acquisition import (
     DATA_DIR_ENV,
     DATASETS,
     MIRROR_ENV,
+    DataFileError,
     DataUnavailableError,
     Dataset,
     DatasetSpec,
@@ -21,7 +22,7 @@ from .partition import PARTITION_SCHEMES, dirichlet_partition, validation_split
 from .statistics import label_counts, mean_label_entropy
 
 __all__ = [
-    "DATASETS", "DATA_DIR_ENV", "MIRROR_ENV", "PARTITION_SCHEMES", "DataUnavailableError", "Dataset", "DatasetSpec",
+    "DATASETS", "DATA_DIR_ENV", "MIRROR_ENV", "PARTITION_SCHEMES", "DataFileError", "DataUnavailableError", "Dataset", "DatasetSpec",
     "default_data_dir", "denormalize", "describe", "dirichlet_partition", "label_counts", "load_dataset",
     "mean_label_entropy", "mirror_dir", "normalize", "read_npz", "validation_split", "write_npz",
 ]

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,7 @@ __all__ = [
     "DATASETS",
     "DATA_DIR_ENV",
     "MIRROR_ENV",
+    "DataFileError",
     "DataUnavailableError",
     "Dataset",
     "DatasetSpec",
@@ -76,6 +79,10 @@ DATASETS: dict[str, DatasetSpec] = {
 
 class DataUnavailableError(RuntimeError):
     """Raised when a dataset is in no cache, no mirror, and cannot be downloaded."""
+
+
+class DataFileError(ValueError):
+    """An npz file that is damaged or does not follow the schema of ``data/README.md``."""
 
 
 @dataclass
@@ -135,7 +142,8 @@ def mirror_dir() -> Path | None:
     if not path.is_dir():
         raise DataUnavailableError(
             f"${MIRROR_ENV}={env} is not a folder; point it (make DATA_MIRROR=DIR) at the offline "
-            "mirror, e.g. ../shared/data, or unset it to use the cache and torchvision's download."
+            "mirror, a folder holding mnist.npz and cifar10.npz (e.g. ../shared/data), or unset it to use "
+            "the cache and torchvision's download."
         )
     return path
 
@@ -146,30 +154,66 @@ def _check_name(name: str) -> DatasetSpec:
     return DATASETS[name]
 
 
-def read_npz(path: Path | str, name: str) -> tuple[dict[str, np.ndarray], dict]:
+def read_npz(
+    path: Path | str, name: str, fix: str = "re-create it in the schema of data/README.md"
+) -> tuple[dict[str, np.ndarray], dict]:
     """Read and validate an npz file of the package schema.
+
+    Parameters
+    ----------
+    fix : str
+        What to do about a bad file, appended to the error (e.g. "re-copy the mirror").
 
     Raises
     ------
-    ValueError
-        If a key is missing or an array has the wrong dtype or shape.
+    DataFileError
+        A ``ValueError`` naming the file, the bad key and ``fix``: the file is damaged or
+        not an npz, a key is missing, an array has the wrong dtype or shape, a label is
+        outside the dataset's classes, or ``meta`` is not a JSON object of this dataset.
     """
     spec = _check_name(name)
-    with np.load(path, allow_pickle=False) as z:
-        missing = [k for k in NPZ_KEYS if k not in z.files]
-        if missing:
-            raise ValueError(f"{path}: missing keys {missing}; expected {list(NPZ_KEYS)}")
-        arrays = {k: z[k] for k in NPZ_KEYS if k != "meta"}
-        meta = json.loads(str(z["meta"]))
+
+    def bad(problem: str) -> DataFileError:
+        return DataFileError(f"{path}: {problem}; {fix}")
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in NPZ_KEYS if k not in z.files]
+            if missing:
+                raise bad(f"missing keys {missing}; expected {list(NPZ_KEYS)}")
+            arrays = {k: z[k] for k in NPZ_KEYS if k != "meta"}
+            meta_text = z["meta"]
+    except DataFileError:
+        raise
+    # A truncated or overwritten file fails inside numpy's zip and zlib readers, or
+    # np.load takes it for a pickle, which allow_pickle=False refuses with a ValueError.
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as exc:
+        raise bad(f"damaged or not an npz file ({type(exc).__name__}: {exc})") from None
+    if meta_text.shape != () or meta_text.dtype.kind not in "US":
+        raise bad(f"meta must be a JSON string, got a {meta_text.dtype} array of shape {meta_text.shape}")
+    try:
+        meta = json.loads(str(meta_text))
+    except json.JSONDecodeError as exc:
+        raise bad(f"meta is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise bad(f"meta must be a JSON object with name, subset, n_train, n_test, note; got {type(meta).__name__}")
+    if meta.get("name", name) != name:
+        raise bad(f"meta names dataset {meta['name']!r}, but the file is read as {name!r}")
     for split in ("train", "test"):
         x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
         if x.dtype != np.uint8 or tuple(x.shape[1:]) != spec.shape:
-            raise ValueError(
-                f"{path}: x_{split} must be uint8 of shape (n, {', '.join(map(str, spec.shape))}),"
-                f" got {x.dtype} {x.shape}"
-            )
+            raise bad(f"x_{split} must be uint8 of shape (n, {', '.join(map(str, spec.shape))}), got {x.dtype} {x.shape}")
+        if x.shape[0] == 0:
+            raise bad(f"x_{split} holds no images")
         if y.shape != (x.shape[0],):
-            raise ValueError(f"{path}: y_{split} has shape {y.shape}, expected ({x.shape[0]},)")
+            raise bad(f"y_{split} has shape {y.shape}, expected ({x.shape[0]},)")
+        if not np.issubdtype(y.dtype, np.integer):
+            raise bad(f"y_{split} must hold integer class indices (int64), got {y.dtype}")
+        outside = np.flatnonzero((y < 0) | (y >= spec.n_classes))
+        if outside.size:
+            i = int(outside[0])
+            raise bad(f"y_{split} holds {outside.size} label(s) outside the classes 0..{spec.n_classes - 1} "
+                      f"of {spec.pretty} (y_{split}[{i}] = {y[i]})")
         arrays[f"y_{split}"] = y.astype(np.int64)
     return arrays, meta
 
@@ -209,11 +253,14 @@ def _locate(name: str, data_dir: Path, mirror: Path | None, download: bool):
     spec = _check_name(name)
     cache = data_dir / f"{name}.npz"
     if cache.exists():
-        return (*read_npz(cache, name), str(cache))
+        fix = f"delete {cache} (the local cache) and load again to fetch it anew from the mirror or torchvision"
+        return (*read_npz(cache, name, fix), str(cache))
     if mirror is not None:
         candidate = Path(mirror) / f"{name}.npz"
         if candidate.exists():
-            return (*read_npz(candidate, name), str(candidate))
+            fix = (f"re-copy the mirror's {name}.npz from its source, or unset ${MIRROR_ENV} or point it at a folder "
+                   f"holding a good {name}.npz")
+            return (*read_npz(candidate, name, fix), str(candidate))
     tried = [f"cache {cache} (absent)"]
     if mirror is not None:
         tried.append(f"mirror {Path(mirror) / f'{name}.npz'} (absent)")

@@ -1,6 +1,9 @@
 """Non-IID partitions of a training set over agents, and validation splits."""
 from __future__ import annotations
 
+import math
+from numbers import Integral, Real
+
 import numpy as np
 import torch
 
@@ -48,10 +51,12 @@ def dirichlet_partition(
     labels = np.asarray(labels, dtype=np.int64)
     if scheme not in PARTITION_SCHEMES:
         raise ValueError(f"scheme={scheme!r} is not known; allowed values: {list(PARTITION_SCHEMES)}")
-    if not alpha > 0:
-        raise ValueError(f"alpha={alpha!r} must be > 0")
-    if not 1 <= n_agents <= len(labels):
-        raise ValueError(f"n_agents={n_agents} must be between 1 and the {len(labels)} samples")
+    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < math.inf:
+        raise ValueError(f"alpha={alpha!r} (the config's alpha_d) must be a finite number > 0; "
+                         "smaller is more skewed, e.g. 0.1 to 10")
+    if isinstance(n_agents, bool) or not isinstance(n_agents, Integral) or not 1 <= n_agents <= len(labels):
+        raise ValueError(f"n_agents={n_agents!r} must be an integer between 1 and the {len(labels)} training samples "
+                         "(every agent needs a sample); use fewer agents or more samples (train_samples)")
     rng = np.random.default_rng(seed)
     classes = np.unique(labels)
     pools = {c: rng.permutation(np.flatnonzero(labels == c)) for c in classes}
@@ -111,6 +116,7 @@ def validation_split(n_test: int, n_val: int = 2000, *, seed: int) -> tuple[np.n
     (val_idx, test_idx) : sorted disjoint index arrays covering ``range(n_test)``.
     """
     if not 0 < n_val < n_test:
-        raise ValueError(f"n_val={n_val} must be between 1 and n_test-1={n_test - 1}")
+        raise ValueError(f"n_val={n_val} (the config's validation_samples) must be between 1 and n_test-1={n_test - 1}, "
+                         "so that test images are left to evaluate on")
     perm = np.random.default_rng(seed).permutation(n_test)
     return np.sort(perm[:n_val]), np.sort(perm[n_val:])
