@@ -1,22 +1,38 @@
 """``run(config) -> RunResult``: one decentralized training run, stored and resumable.
 
-A run is identified by its config hash. If the results store already holds it, it is
-loaded, not recomputed. While running, a checkpoint (algorithm state, generator states,
-history so far) is written every ``checkpoint_every`` rounds; a rerun of the same config
-continues from it, so an interrupted run loses at most those rounds and duplicates none.
+A run is identified by its config hash. If the results store already holds it (and the
+file passes its integrity check, :mod:`dpdl_core.results`), it is loaded, not recomputed.
+While running, a checkpoint (algorithm state, generator states, history so far) is
+written every ``checkpoint_every`` rounds, atomically (temp file + rename: a kill during
+the write leaves the previous checkpoint); a rerun of the same config continues from it,
+so an interrupted run loses at most those rounds and duplicates none.
+
+Concurrency: a run that saves holds its claim in the store (:meth:`ResultStore.claim`, an
+``flock`` the kernel releases if the process dies) from before it looks for a checkpoint
+until its result is stored. A second process asking for the same run waits for the claim,
+then finds the result stored and loads it, so two sweeps on one folder compute each run
+once. Each computation and store is logged to the store's ``journal.jsonl``.
+
+Checkpoints record the package version and the config hash they belong to. One that does
+not match (written by another version, copied from another run) or cannot be read is
+refused: a :class:`CheckpointRefusedWarning` names it and why, it is renamed to
+``<hash>.pt.refused`` and the run starts from round 1. Starting afresh rather than raising
+keeps an unattended sweep going, and costs only time: the result is the same.
 """
 from __future__ import annotations
 
 import functools
 import io
+import os
 import time
+import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
+from . import __version__
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
 from .config import ExperimentConfig
@@ -31,7 +47,11 @@ from .schedules import make_schedule
 from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
-__all__ = ["Prepared", "RunResult", "run", "prepare", "sigma_for"]
+__all__ = ["CheckpointRefusedWarning", "Prepared", "RunResult", "run", "prepare", "sigma_for"]
+
+
+class CheckpointRefusedWarning(UserWarning):
+    """A checkpoint of another package version or config (or an unreadable one) was set aside."""
 
 
 @dataclass
@@ -215,8 +235,53 @@ def _rows(t: int, metric: str, values) -> list[tuple]:
     return [(t, a, metric, float(v)) for a, v in enumerate(np.asarray(values))]
 
 
-def _checkpoint_path(store: ResultStore, run_hash: str) -> Path:
-    return store.root / "checkpoints" / f"{run_hash}.pt"
+def _load_checkpoint(store: ResultStore, run_hash: str) -> dict | None:
+    """The run's checkpoint if it exists and belongs to this version and config, else None
+    (a refused one is renamed to ``*.pt.refused`` with a warning saying why)."""
+    path = store.checkpoint_path(run_hash)
+    if not path.exists():
+        return None
+    try:
+        saved = torch.load(path, weights_only=False)
+    except Exception as exc:  # unpickling fails in many ways; every one means "unusable"
+        problem = f"unreadable: {type(exc).__name__}: {exc}"
+    else:
+        if not isinstance(saved, dict) or "version" not in saved:
+            problem = f"written by a dpdl_core older than {__version__} (no version recorded)"
+        elif saved["version"] != __version__:
+            problem = f"written by dpdl_core {saved['version']}, this is {__version__}"
+        elif saved.get("config_hash") != run_hash:
+            problem = f"written for run {saved.get('config_hash')}, not {run_hash}"
+        else:
+            return saved
+    refused = path.with_name(path.name + ".refused")
+    os.replace(path, refused)
+    store.log_event("checkpoint_refused", run_hash, reason=problem)
+    warnings.warn(f"checkpoint {path} refused ({problem}); moved to {refused.name}; run {run_hash} "
+                  f"starts from round 1", CheckpointRefusedWarning, stacklevel=3)
+    return None
+
+
+def _stored(store: ResultStore, run_hash: str) -> tuple[dict, pd.DataFrame] | None:
+    """(header, history) if the store holds the run intact, else None (a corrupt file is moved aside)."""
+    try:
+        return store.load_run(run_hash)
+    except FileNotFoundError:
+        return None
+
+
+def _tidy_finished(store: ResultStore, run_hash: str) -> None:
+    """Remove what a process killed after storing the run but before cleaning up left
+    behind (its checkpoint, lock file, temp files), unless someone holds the run's claim."""
+    claim = store.claim(run_hash)
+    if not (store.checkpoint_path(run_hash).exists() or claim.path.exists()):
+        return
+    if claim.acquire(blocking=False):
+        try:
+            store.checkpoint_path(run_hash).unlink(missing_ok=True)
+            store.remove_temp_files(run_hash)
+        finally:
+            claim.release()
 
 
 def run(
@@ -238,22 +303,37 @@ def run(
     force : bool
         Recompute even if stored.
     save : bool
-        Write the result (and checkpoints) to the store.
+        Write the result (and checkpoints) to the store, holding the run's claim meanwhile.
     """
     store = store or ResultStore()
     h = config.hash
-    if store.has(h) and not force:
-        header, hist = store.load_run(h)
-        return RunResult(config, hist, header["meta"], cached=True)
+    stored = None if force else _stored(store, h)
+    if stored is None and save:
+        with store.claim(h):
+            # Whoever held the claim before us may have stored the run meanwhile.
+            stored = None if force else _stored(store, h)
+            if stored is None:
+                store.remove_temp_files(h)  # left by a writer of this run that was killed
+                return _compute(config, store, progress, force, save)
+    elif stored is None:
+        return _compute(config, store, progress, force, save)
+    if save:
+        _tidy_finished(store, h)
+    header, hist = stored
+    return RunResult(config, hist, header["meta"], cached=True)
 
+
+def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None, force: bool, save: bool) -> RunResult:
+    """Train ``config`` (resuming from its checkpoint), store it when ``save``; see :func:`run`."""
+    h = config.hash
     prep = prepare(config)
     alg, eng = prep.algorithm, prep.engine
     state = alg.init_state(eng.initial_params(config.n_agents))
     rows: list[tuple] = []
     start, elapsed = 1, 0.0
-    ckpt = _checkpoint_path(store, h)
-    if save and ckpt.exists() and not force:
-        saved = torch.load(ckpt, weights_only=False)
+    ckpt = store.checkpoint_path(h)
+    saved = _load_checkpoint(store, h) if save and not force else None
+    if saved is not None:
         state = saved["state"]
         rows = saved["rows"]
         start, elapsed = saved["round"] + 1, saved["elapsed"]
@@ -262,6 +342,8 @@ def run(
         prep.rngs.algorithm.set_state(saved["algorithm_rng"])
         prep.rngs.schedule.bit_generator.state = saved["schedule_rng"]
         prep.ctx.sent = saved["sent"]
+    if save:
+        store.log_event("computing", h, from_round=start)
 
     diverged = False
     t0 = time.perf_counter()
@@ -301,6 +383,8 @@ def run(
             break
         if save and config.checkpoint_every and t % config.checkpoint_every == 0 and t < config.rounds:
             payload = {
+                "version": __version__,
+                "config_hash": h,
                 "state": state,
                 "rows": rows,
                 "round": t,
@@ -339,5 +423,6 @@ def run(
     result = RunResult(config, history, meta)
     if save:
         store.save(h, config.to_dict(), history, meta)
+        store.log_event("stored", h)
         ckpt.unlink(missing_ok=True)
     return result
