@@ -1,15 +1,18 @@
-"""Command line: ``python -m dpdl_core {run,figures,report,summary} --help``."""
+"""Command line: ``python -m dpdl_core {run,figures,report,summary,plan} --help``."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 __all__ = ["main"]
 
 
 def _cmd_run(args) -> int:
     from .config import ConfigError, ExperimentConfig
+    from .data import DataFileError, DataUnavailableError
     from .results import ResultStore
     from .runner import run
 
@@ -22,7 +25,11 @@ def _cmd_run(args) -> int:
     if args.print_config:
         print(cfg.to_yaml(), end="")
         return 0
-    result = run(cfg, store=ResultStore(args.results) if args.results else None, force=args.force)
+    try:
+        result = run(cfg, store=ResultStore(args.results) if args.results else None, force=args.force)
+    except (DataUnavailableError, DataFileError) as exc:  # the data's fault, and the message says what to do
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     curves = result.curves()
     summary = {
         "hash": result.hash,
@@ -56,8 +63,8 @@ def _cmd_report(args) -> int:
     from .pipeline import build_report
 
     try:
-        print(build_report(args.profile))
-    except FileNotFoundError as exc:
+        print(build_report(args.profile, out=args.out, figures=args.figures))
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -67,6 +74,20 @@ def _cmd_summary(args) -> int:
     from .papers.dpdl.results import summary_markdown
 
     print(summary_markdown(args.profile), end="")
+    return 0
+
+
+def _cmd_plan(args) -> int:
+    from .plan import Benchmark, format_plan, make_plan
+    from .results import ResultStore
+
+    try:
+        store = ResultStore(args.results) if args.results else None
+        plan = make_plan(args.profile, papers=args.paper or None, store=store, benchmark=Benchmark.load(args.benchmark))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_plan(plan, executor=args.executor))
     return 0
 
 
@@ -90,13 +111,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="*", help="notebook names (without .ipynb) to run")
     p.set_defaults(func=_cmd_figures)
 
-    p = sub.add_parser("report", help="static HTML site of the executed notebooks")
+    p = sub.add_parser("report", help="static HTML site: every figure and table of a profile by paper, and the "
+                       "executed notebooks", description="Build one offline site (index.html) with every figure and "
+                       "table of the profile, grouped by paper, each with the data that produced it, and the notebooks "
+                       "executed by `make figures` rendered to HTML.")
     p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p.add_argument("--out", type=Path, help="site folder, replaced by every build (default build/report)")
+    p.add_argument("--figures", type=Path, help="folder of the figures and tables (default $DPDL_FIGURES_DIR or figures/)")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("summary", help="DPDL paper: reproduced-vs-paper accuracy summary of a profile's stored runs")
     p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
     p.set_defaults(func=_cmd_summary)
+
+    p = sub.add_parser(
+        "plan", help="count a profile's runs, those already stored and their estimated CPU-hours (runs nothing)",
+        description="Before running a profile: per paper and notebook group, the runs its notebooks sweep, how many "
+                    "the results store holds, and an estimate of their CPU-hours scaled from the engine benchmark "
+                    "(benchmarks/results.json, else the README's table).")
+    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p.add_argument("--paper", nargs="*", help="papers to plan (default: all), e.g. dpdl pdsl")
+    p.add_argument("--executor", choices=["local", "ray"], default=os.environ.get("DPDL_EXECUTOR", "local"),
+                   help="how the sweep would run: local worker processes or a Ray cluster ($RAY_ADDRESS) "
+                        "(default $DPDL_EXECUTOR or local)")
+    p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
+    p.add_argument("--benchmark", help="engine benchmark JSON (default benchmarks/results.json)")
+    p.set_defaults(func=_cmd_plan)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -3,17 +3,18 @@
 Safe to interrupt at any moment and rerun: every run is stored atomically under its config
 hash (a half-finished run leaves only its checkpoint, from which the rerun continues), the
 grid is de-duplicated by hash before any work starts, and finished hashes are skipped.
-Runs go to a pool of worker processes, each with an equal share of the CPU threads.
+Runs go to an executor (:mod:`dpdl_core.executors`): by default a pool of worker processes
+here, each with an equal share of the CPU threads; ``executor="ray"`` sends them to a Ray
+cluster, whose tasks return their results for this process to store.
 """
 from __future__ import annotations
 
 import itertools
-import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Iterable
 
 from .config import ExperimentConfig
+from .executors import Executor, get_executor
 from .results import ResultStore
 
 __all__ = ["Grid", "expand", "pending", "run_sweep"]
@@ -63,61 +64,48 @@ def pending(configs: Iterable[ExperimentConfig], store: ResultStore) -> list[Exp
     return [c for c in configs if not store.has(c.hash)]
 
 
-def _worker(cfg_dict: dict, root: str, threads: int) -> str:
-    import torch
-
-    from .runner import run
-
-    torch.set_num_threads(threads)
-    cfg = ExperimentConfig.from_dict(cfg_dict)
-    run(cfg, store=ResultStore(root), progress=False)
-    return cfg.hash
-
-
 def run_sweep(
     configs: Iterable[ExperimentConfig],
     *,
     store: ResultStore | None = None,
     workers: int | None = None,
     progress: bool | None = None,
+    executor: str | Executor | None = None,
 ) -> list[str]:
     """Run the configs not yet stored; return the hashes of all configs.
 
     Parameters
     ----------
     workers : int, optional
-        Worker processes (default: ``$DPDL_WORKERS`` or the number of CPU cores, at most
-        the number of pending runs). 1 runs in this process.
+        Worker processes of the local executor (default: ``$DPDL_WORKERS`` or the number of
+        CPU cores, at most the number of pending runs). 1 runs in this process.
+    progress : bool, optional
+        tqdm bar over finished runs (see :func:`~dpdl_core.progress.progress_enabled`).
+    executor : str or Executor, optional
+        ``"local"`` (worker processes here), ``"ray"`` (a Ray cluster: ``$RAY_ADDRESS``, or
+        a Ray started here) or an instance of :mod:`dpdl_core.executors`; default
+        ``$DPDL_EXECUTOR`` or ``local``.
     """
     from .progress import progress_enabled
-    from .runner import run
 
     store = store or ResultStore()
     configs = list(configs)
     todo = pending(configs, store)
-    if workers is None:
-        workers = int(os.environ.get("DPDL_WORKERS", os.cpu_count() or 1))
-    workers = max(1, min(workers, len(todo)))
+    chosen = get_executor(executor, workers=workers)
     bar = None
     if todo and progress_enabled(progress):
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(todo), desc="sweep", unit="run")
-    if workers == 1:
-        for cfg in todo:
-            run(cfg, store=store, progress=False)
-            if bar is not None:
-                bar.update(1)
-    elif todo:
-        import multiprocessing as mp
+        bar = tqdm(total=len(todo), desc=f"sweep ({chosen.name})", unit="run")
 
-        threads = max(1, (os.cpu_count() or 1) // workers)
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(_worker, c.to_dict(), str(store.root), threads) for c in todo]
-            for fut in as_completed(futures):
-                fut.result()  # re-raise a worker's error here
-                if bar is not None:
-                    bar.update(1)
-    if bar is not None:
-        bar.close()
+    def done(cfg: ExperimentConfig) -> None:
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        if todo:
+            chosen.run(todo, store, done)
+    finally:
+        if bar is not None:
+            bar.close()
     return [c.hash for c in configs]

@@ -5,4 +5,12 @@ from .presets import SETTINGS, VARIANTS, preset
 
 TITLE = "DPDL: Towards Differential Privacy Preservation in Decentralized Stochastic Learning on Non-IID Data"
 
-__all__ = ["SETTINGS", "TITLE", "VARIANTS", "preset"]
+__all__ = ["SETTINGS", "TITLE", "VARIANTS", "preset", "profile_configs"]
+
+
+def profile_configs(profile: str) -> list:
+    """The runs this paper's notebooks sweep at ``profile``, by group (``python -m dpdl_core
+    plan``): :func:`.results.profile_configs`."""
+    from .results import profile_configs as groups  # the builders pull in matplotlib: import on use
+
+    return groups(profile)

@@ -14,6 +14,7 @@ import pandas as pd
 from ...algorithms import algorithms, display_name
 from ...config import ExperimentConfig
 from ...data import DATASETS
+from ...plan import RunGroup
 from ...plotting import figures_dir
 from ...profiles import load_profile
 from ...reporting import check_stored, fmt_mean_std, load_histories, load_reference, loss_figure, verdict, write_table
@@ -22,7 +23,7 @@ from ...sweep import Grid, expand, run_sweep
 from .presets import preset
 
 __all__ = ["FIGURES", "TABLES", "accuracy_table", "accuracy_table_notebook", "claims", "grid", "loss_figure_notebook",
-           "scale_note", "summary_markdown", "write_accuracy_table"]
+           "profile_configs", "scale_note", "summary_markdown", "write_accuracy_table"]
 
 # Notebook key -> (dataset, topologies, title) of the convergence figures.
 FIGURES = {
@@ -223,6 +224,22 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
     title = f"{table_name}: test accuracy (%) on {DATASETS[dataset].pretty}"
     note = f"{label}; profile {profile}; {scale_note(dataset, profile)}"
     return table, claims_df, write_accuracy_table(table, claims_df, f"dpdl_{key}", title, note)
+
+
+def profile_configs(profile: str) -> list[RunGroup]:
+    """The runs the DPDL notebooks sweep into a results store at ``profile`` (``python -m
+    dpdl_core plan``): the grids of the loss figures and the accuracy tables, as
+    :func:`loss_figure_notebook` and :func:`accuracy_table_notebook` build them, and the
+    fidelity study (its own store; ``make fidelity``). The attack cells (Figures 5-6,
+    Tables III-IV, ext03) are cached by :mod:`dpdl_core.threat_models`, not swept, and the
+    quickstart and baselines notebooks (ext01, ext02) define their few runs themselves."""
+    from .fidelity import study_configs, study_store  # fidelity imports this module
+
+    figures = [c for dataset, topologies, _ in FIGURES.values()
+               for c in grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])]
+    tables = [c for _, dataset, topologies in TABLES.values() for c in grid(dataset, topologies, profile)]
+    return [RunGroup("figures", figures), RunGroup("tables", tables),
+            RunGroup("fidelity", study_configs(profile).values(), study_store(profile))]
 
 
 def summary_markdown(profile: str, store: ResultStore | None = None) -> str:

@@ -6,4 +6,12 @@ from .presets import preset
 
 TITLE = "LEASGD: an Efficient and Privacy-Preserving Decentralized Algorithm for Distributed Learning"
 
-__all__ = ["TITLE", "preset"]
+__all__ = ["TITLE", "preset", "profile_configs"]
+
+
+def profile_configs(profile: str) -> list:
+    """The runs this paper's notebooks sweep at ``profile``, by group (``python -m dpdl_core
+    plan``): :func:`.figures.profile_configs`."""
+    from .figures import profile_configs as groups  # the builders pull in matplotlib: import on use
+
+    return groups(profile)

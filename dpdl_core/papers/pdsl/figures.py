@@ -28,6 +28,7 @@ import pandas as pd
 from ...algorithms import display_name
 from ...config import ExperimentConfig
 from ...data import DATASETS
+from ...plan import RunGroup
 from ...plotting import caption, save_figure
 from ...profiles import load_profile
 from ...reporting import load_reference, verdict, write_table
@@ -37,7 +38,7 @@ from ...validation import check_int
 from .presets import ALGORITHMS, SETTINGS, TOPOLOGIES, preset
 
 __all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "grid",
-           "loss_claims", "loss_figure_notebook", "scale_note", "table_claims"]
+           "loss_claims", "loss_figure_notebook", "profile_configs", "scale_note", "table_claims"]
 
 PAPER = "pdsl"
 # Notebook key -> (dataset, topology, title).
@@ -144,6 +145,14 @@ def grid(dataset: str, topologies, profile: str) -> list[Run]:
         for topo in topologies for eps in s.epsilons for M in s.n_agents
         for label, alg, algo in curves for seed in s.seeds
     ]
+
+
+def profile_configs(profile: str) -> list[RunGroup]:
+    """The runs the PDSL notebooks sweep at ``profile`` (``python -m dpdl_core plan``): the
+    grids of :func:`loss_figure_notebook` and :func:`accuracy_table_notebook`."""
+    figures = [r.config for dataset, topology, _ in FIGURES.values() for r in grid(dataset, [topology], profile)]
+    tables = [r.config for _, dataset in TABLES.values() for r in grid(dataset, TOPOLOGIES, profile)]
+    return [RunGroup("figures", figures), RunGroup("tables", tables)]
 
 
 def scale_note(dataset: str, profile: str) -> str:

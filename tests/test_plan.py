@@ -1,0 +1,79 @@
+"""``python -m dpdl_core plan``: run counts of every profile and paper, the stored count, the
+CPU-hour estimate from the engine benchmark (or its documented fallback), the CLI."""
+import json
+
+import pandas as pd
+import pytest
+
+from dpdl_core.cli import main
+from dpdl_core.papers import PAPERS
+from dpdl_core.plan import FALLBACK_ROWS, Benchmark, format_plan, make_plan, paper_groups
+from dpdl_core.profiles import PROFILES
+
+SWEEPING = ("dpdl", "leasgd", "pdsl")  # the papers whose notebooks sweep runs into a store
+
+
+@pytest.fixture
+def no_benchmark(tmp_path):
+    return Benchmark.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_and_paper_has_runs(profile, store, no_benchmark):
+    plan = make_plan(profile, store=store, benchmark=no_benchmark)
+    assert set(plan.papers()) == set(SWEEPING) and plan.no_runs == sorted(set(PAPERS) - set(SWEEPING))
+    for paper in SWEEPING:
+        (distinct,) = [g for g in plan.groups if g.paper == paper and g.name == "all"]
+        groups = [g for g in plan.groups if g.paper == paper and g.name != "all"]
+        assert distinct.runs > 0 and all(g.runs > 0 for g in groups)
+        assert max(g.runs for g in groups) <= distinct.runs <= sum(g.runs for g in groups)
+        assert distinct.cpu_hours > 0 and distinct.unestimated == 0
+    assert plan.total.runs > 0 and plan.total.missing == plan.total.runs - plan.total.stored
+    text = format_plan(plan, executor="ray")
+    assert "ESTIMATE" in text and "missing" in text and "Executor ray" in text
+
+
+def test_stored_count_after_storing_one_run(store, no_benchmark):
+    (fig02, *_) = paper_groups("leasgd", "smoke")
+    before = make_plan("smoke", papers=["leasgd"], store=store, benchmark=no_benchmark)
+    assert before.total.stored == 0
+    cfg = fig02.configs[0]
+    history = pd.DataFrame({"round": [1], "agent": [-1], "metric": ["train_loss_mean"], "value": [1.0]})
+    store.save(cfg.hash, cfg.to_dict(), history, {})
+    after = make_plan("smoke", papers=["leasgd"], store=store, benchmark=no_benchmark)
+    assert after.total.stored == 1 and after.total.runs == before.total.runs
+    assert after.total.cpu_hours_missing < before.total.cpu_hours_missing
+    fig02_line = [g for g in after.groups if g.name == "fig02"][0]
+    assert (fig02_line.stored, fig02_line.store) == (1, store.root)
+
+
+def test_benchmark_rows_and_scaling(tmp_path):
+    rows = [dict(case="mnist_bipartite_10", dataset="mnist", topology="bipartite", n_agents=10, batch_size=216,
+                 engine_round_s=0.5),
+            dict(case="mnist_fully_connected_20", dataset="mnist", topology="fully_connected", n_agents=20,
+                 batch_size=216, engine_round_s=4.0)]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"environment": {"torch": "x", "threads": 4, "cpu": "y"}, "results": rows}))
+    bench = Benchmark.load(path)
+    assert bench.measured and bench.threads == 4 and str(path) in bench.source
+    (cfg,) = paper_groups("leasgd", "smoke")[0].configs[:1]
+    cfg = cfg.replace(dataset="mnist", topology="ring", n_agents=18, batch_size=108, rounds=10)
+    seconds, row = bench.cpu_seconds(cfg)
+    assert row.case == "mnist_fully_connected_20"  # the nearest N
+    assert seconds == pytest.approx(4.0 * (18 * 108) / (20 * 216) * 10 * 4)
+    assert bench.row_for(cfg.replace(n_agents=10, topology="bipartite")).case == "mnist_bipartite_10"
+    assert bench.cpu_seconds(cfg.replace(dataset="cifar10")) == (None, None)
+    fallback = Benchmark.load(tmp_path / "missing.json")
+    assert not fallback.measured and fallback.rows == FALLBACK_ROWS and "missing" in fallback.source
+
+
+def test_cli_plan(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", "--help"])
+    assert exc.value.code == 0
+    assert "--executor" in capsys.readouterr().out
+    assert main(["plan", "--profile", "smoke", "--paper", "leasgd", "--results", str(tmp_path / "results"),
+                 "--benchmark", str(tmp_path / "missing.json")]) == 0
+    out = capsys.readouterr().out
+    assert "leasgd" in out and "pdsl" not in out and str(tmp_path / "results") in out
+    assert main(["plan", "--profile", "smoke", "--paper", "nope"]) == 2
