@@ -98,13 +98,31 @@ class Engine:
         Budget for one chunk's per-sample gradients (models_in_chunk·B·P floats). Chunks
         of tens of MB are fastest on the CI machine (measured best at 48 MB with even chunks
         for LeNet and the CIFAR-10 CNN; much larger chunks become memory-bound).
+    strategy : {"auto", "shared_batch", "per_edge"}
+        How :meth:`clipped_sums` batches its work. ``"shared_batch"``: per batch, samples
+        outermost and the models that use the batch vmapped inside (the first layer is one
+        dense conv over all those models' filters). ``"per_edge"``: per (model, batch) pair,
+        one ``vmap(grad)`` over the batch's samples. ``"auto"`` picks per batch by the
+        deterministic rule of :meth:`choose_strategy` (never by timing: a run's history must
+        not depend on machine load). The two agree to float rounding, not bit for bit.
     """
 
-    def __init__(self, module: nn.Module, device: torch.device | str = "cpu", memory_mb: float = 48.0):
+    STRATEGIES = ("auto", "shared_batch", "per_edge")
+
+    def __init__(
+        self,
+        module: nn.Module,
+        device: torch.device | str = "cpu",
+        memory_mb: float = 48.0,
+        strategy: str = "auto",
+    ):
+        if strategy not in self.STRATEGIES:
+            raise ValueError(f"strategy={strategy!r} is not known; allowed values: {list(self.STRATEGIES)}")
         self.device = torch.device(device)
         self.module = module.to(self.device)
         self.layout = ParamLayout.from_module(module)
         self.memory_mb = memory_mb
+        self.strategy = strategy
         for p in self.module.parameters():
             p.requires_grad_(False)
 
@@ -118,6 +136,8 @@ class Engine:
         models_on_shared_unit = vmap(grad(unit_loss, has_aux=True), in_dims=(0, None, None))
         self._shared_batch_grads = vmap(models_on_shared_unit, in_dims=(None, 0, 0))
         self._models_on_shared_batch = models_on_shared_unit
+        # One model, vmapped over the samples (units) of its batch: the per-edge strategy.
+        self._per_edge_grads = vmap(grad(unit_loss, has_aux=True), in_dims=(None, 0, 0))
 
         def forward(params, x):
             return functional_call(self.module, params, (x,))
@@ -135,6 +155,30 @@ class Engine:
 
     def _models_per_chunk(self, B: int) -> int:
         return max(1, int(self.memory_mb * 2**20 // (4 * B * self.P)))
+
+    def choose_strategy(self, batch_size: int, models: int) -> str:
+        """The strategy :meth:`clipped_sums` uses for one batch of ``batch_size`` samples
+        shared by ``models`` models: the Engine's ``strategy`` unless it is ``"auto"``.
+        Deterministic: the same arguments give the same choice on every machine and under
+        any load (a run's history depends on it at float rounding).
+
+        The auto rule is ``shared_batch`` for every shape: in interleaved measurements
+        (min of 3-7, the method of ``benchmarks/bench_engine.py``; 2-core machine under
+        load, 2 threads unless noted; time ratio per-edge/shared) sharing the batch won or
+        tied everywhere: LeNet B=16 k=6 2.1× (1 thread), B=216 k=6 1.06× (1 thread),
+        1.5×, 1.8×; CIFAR-10 CNN B=16 k=6 1.6× (1 thread), B=64 k=6 2.3×, B=128 k=6 1.9×,
+        B=216 k=6 0.71×, 1.11× (1 thread), 1.13×, 0.95× (no consistent winner). Two
+        candidates for per_edge measured within the machine's noise and are not taken,
+        because either would change stored histories (at float rounding) for no proven
+        gain: one model per batch (k = 1; DP-DSGD, Muffliato, NetFleet, LEASGD; 0.82-0.98
+        at B = 16 and 216, 1 thread: would change four pinned histories) and one model per
+        memory chunk (2·B·P floats over ``memory_mb``; pdsl_cifar and leasgd_cnn B=216 k=3:
+        0.86×, 1.28×, 0.90×: would change LEASGD ``cpu`` (leasgd_mlp, B=32) and PDSL
+        ``paper`` (B=250) runs).
+        """
+        if self.strategy != "auto":
+            return self.strategy
+        return "shared_batch"
 
     def clipped_sums(
         self,
@@ -190,6 +234,14 @@ class Engine:
         for a, count in enumerate(counts):
             rows_a = order[start : start + count]
             start += count
+            if count and self.choose_strategy(B, count) == "per_edge":
+                for e in rows_a.tolist():
+                    g, loss = self._per_edge_grads(self.layout.unflatten(X[e]), xu[a], yu[a])  # (U, ...)
+                    sq = sum(t.flatten(1).pow(2).sum(-1) for t in g.values())  # (U,)
+                    factor = torch.clamp(clip / (sq.sqrt() + 1e-12), max=1.0)
+                    sums[e] = torch.cat([torch.tensordot(factor, g[n], dims=1).reshape(-1) for n in self.layout.names])
+                    losses[e] = loss
+                continue
             # Even chunks (6 models with room for 5 run as 3 + 3, not 5 + 1).
             size = math.ceil(count / max(1, math.ceil(count / step))) if count else 1
             for c in range(0, count, size):

@@ -51,6 +51,39 @@ def test_clipped_sums_match_per_sample_loop(mnist, cifar, model, dataset, unit):
     assert losses.shape == (E, B // unit)
 
 
+@pytest.mark.parametrize("model, dataset", [("lenet", "mnist"), ("dpdl_cnn", "cifar10")])
+@pytest.mark.parametrize("unit", [1, 4])
+def test_strategies_agree(mnist, cifar, model, dataset, unit):
+    """shared_batch (models vmapped on a shared batch) and per_edge (vmap(grad) over one
+    model's batch) give the same clipped sums and losses to float rounding."""
+    ds = mnist if dataset == "mnist" else cifar
+    module = build_model(model, dataset, seed=0)
+    engines = {s: Engine(module, strategy=s, memory_mb=0.5) for s in ("shared_batch", "per_edge")}
+    eng = engines["shared_batch"]
+    A, B = 3, 12
+    data_index = torch.tensor([1, 0, 2, 0, 1, 1, 0])  # 3, 3 and 1 models per batch, unsorted
+    g = torch.Generator().manual_seed(1)
+    X = eng.initial_params(len(data_index)) + 0.05 * torch.randn(len(data_index), eng.P, generator=g)
+    idx = torch.randint(0, len(ds.y_train), (A, B), generator=g)
+    xb, yb = ds.x_train[idx], ds.y_train[idx]
+    out = {s: e.clipped_sums(X, data_index, xb, yb, clip=0.5, unit=unit) for s, e in engines.items()}
+    torch.testing.assert_close(out["per_edge"][0], out["shared_batch"][0], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(out["per_edge"][1], out["shared_batch"][1], rtol=1e-5, atol=1e-6)
+    assert engines["per_edge"].choose_strategy(B, 3) == "per_edge"
+    assert engines["shared_batch"].choose_strategy(216, 1) == "shared_batch"
+
+
+def test_auto_strategy_is_a_rule_of_the_shapes():
+    """auto is deterministic and keeps shared_batch wherever the pinned histories were
+    made (B = 16 on LeNet-MNIST and the CIFAR-10 CNN, any number of models per batch)."""
+    for model, dataset in [("lenet", "mnist"), ("dpdl_cnn", "cifar10"), ("logreg", "mnist")]:
+        eng = Engine(build_model(model, dataset, seed=0))
+        for k in (1, 3, 4, 6, 20):
+            assert eng.choose_strategy(16, k) == "shared_batch"
+    with pytest.raises(ValueError, match="strategy"):
+        Engine(build_model("logreg", seed=0), strategy="fastest")
+
+
 def test_clipping_bounds_each_unit(mnist):
     eng = Engine(build_model("lenet", seed=1))
     X = eng.initial_params(2)

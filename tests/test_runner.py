@@ -72,9 +72,13 @@ def test_benchmark_script_runs_and_reports_ratios(tmp_path):
 
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_engine.py"
     out = tmp_path / "bench.json"
-    args = ["--cases", "mnist_bipartite_10", "--repeats", "1", "--naive-edges", "1", "--batch-size", "4", "--out", str(out)]
+    args = ["--cases", "mnist_bipartite_10", "--repeats", "1", "--naive-edges", "1", "--batch-size", "4", "--run-rounds", "2",
+            "--out", str(out)]
     subprocess.run([sys.executable, str(script), *args], check=True)
-    row = json.loads(out.read_text())["results"][0]
+    rows = {r["case"]: r for r in json.loads(out.read_text())["results"]}
+    over = rows["run_overhead_mnist_bipartite_10"]
+    assert over["rounds"] == 2 and over["run_over_engine"] > 0 and set(over["breakdown_s"]) >= {"step", "evaluate", "prepare"}
+    row = rows["mnist_bipartite_10"]
     assert row["edges"] == 60 and row["params"] == 5142
     for key in ("engine_round_s", "per_edge_loop_round_s", "naive_round_s", "speedup_vs_per_edge", "speedup_vs_naive", "kernel_fraction"):
         assert row[key] > 0
