@@ -102,8 +102,11 @@ def _sgemm(n: int = 1024):
     return lambda: torch.mm(a, b, out=out), 2 * n**3
 
 
-def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, batch_size: int = 216) -> dict:
-    """Time one case; see the module docstring for what is reported."""
+def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, batch_size: int = 216,
+               compiled: bool = False) -> dict:
+    """Time one case; see the module docstring for what is reported. ``compiled`` adds the
+    kernel of an ``Engine(compile=True)`` to the interleaved variants (its compilation
+    happens in the warm-up call and is reported separately)."""
     from dpdl_core.papers.dpdl import preset
     from dpdl_core.runner import prepare
 
@@ -120,15 +123,22 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         alg.step({k: v.clone() for k, v in state.items()}, xb, yb)
 
     sgemm, sgemm_flop = _sgemm()
-    t = _interleaved(
-        {
-            "round": engine_round,
-            "kernel": lambda: eng.clipped_sums(Xe, j, xb, yb, cfg.clip),
-            "per_edge": lambda: _per_edge_loop_sums(eng, Xe, j, xb, yb, cfg.clip),
-            "sgemm": sgemm,
-        },
-        repeats,
-    )
+    variants = {
+        "round": engine_round,
+        "kernel": lambda: eng.clipped_sums(Xe, j, xb, yb, cfg.clip),
+        "per_edge": lambda: _per_edge_loop_sums(eng, Xe, j, xb, yb, cfg.clip),
+        "sgemm": sgemm,
+    }
+    compile_s = None
+    if compiled:
+        from dpdl_core.engine import Engine
+
+        ceng = Engine(copy.deepcopy(eng.module), eng.device, compile=True)
+        t0 = time.perf_counter()
+        ceng.clipped_sums(Xe, j, xb, yb, cfg.clip)  # compiles every (models, batch) shape of the round
+        compile_s = time.perf_counter() - t0
+        variants["compiled_kernel"] = lambda: ceng.clipped_sums(Xe, j, xb, yb, cfg.clip)
+    t = _interleaved(variants, repeats)
     t_round, t_kernel, t_edge_sums = t["round"], t["kernel"], t["per_edge"]
     sgemm_gflops = sgemm_flop / 1e9 / t["sgemm"]
     counts = torch.bincount(j, minlength=cfg.n_agents).tolist()
@@ -161,6 +171,12 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         "sgemm_roofline_round_s": flops / 1e9 / sgemm_gflops + rest,
         "strategy": "+".join(strategies),
         "models_per_batch": sorted(set(counts)),
+        **({} if compile_s is None else {
+            "compile_s": compile_s,
+            "compiled_round_s": t["compiled_kernel"] + rest,
+            "compiled_speedup_vs_engine": t_round / (t["compiled_kernel"] + rest),
+            "compiled_gflops": flops / 1e9 / t["compiled_kernel"],
+        }),
     }
 
 
@@ -292,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--naive-edges", type=int, default=2, help="edges the naive loop is timed on")
     parser.add_argument("--batch-size", type=int, default=216, help="B (the paper's 216 by default)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also time the torch.compile'd kernel (Engine(compile=True)); compiling takes about a minute per case")
     parser.add_argument("--run-rounds", type=int, default=20, help="rounds of the run() overhead case (0: skip it)")
     parser.add_argument("--out", type=Path, default=None, help="write JSON results here")
     args = parser.parse_args(argv)
@@ -299,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     rows = []
     for name in args.cases:
-        row = bench_case(name, CASES[name], args.repeats, args.naive_edges, args.batch_size)
+        row = bench_case(name, CASES[name], args.repeats, args.naive_edges, args.batch_size, args.compiled)
         rows.append(row)
         print(
             f"{name:26s} [{row['strategy']}] engine {row['engine_round_s']:.3f} s/round | per-edge loop "
@@ -310,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
             f"({row['sgemm_gflops']:.1f} GFLOP/s; roofline {row['sgemm_roofline_round_s']:.3f} s/round)",
             flush=True,
         )
+        if "compiled_round_s" in row:
+            print(f"{'':26s} torch.compile: {row['compiled_round_s']:.3f} s/round ({row['compiled_speedup_vs_engine']:.2f}x the "
+                  f"engine, {row['compiled_gflops']:.1f} GFLOP/s) after {row['compile_s']:.0f} s of compilation", flush=True)
     run_row = None
     if args.run_rounds:
         run_row = bench_run_overhead(args.run_rounds, max(2, min(args.repeats, 3)), args.batch_size)

@@ -180,7 +180,7 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     parts = [pool[p] for p in parts]
     topology = make_topology(config.topology, config.n_agents)
     module = build_model(config.model, config.dataset, seed=rngs.init_seed)
-    engine = Engine(module, device)
+    engine = Engine(module, device, compile=config.compile)
     cls = get_algorithm(config.algorithm)
     params = cls.Params(**config.algo)
     sizes = np.array([len(p) for p in parts])

@@ -148,3 +148,23 @@ def test_gossip_and_consensus():
     torch.testing.assert_close(gossip(W, X), torch.stack([sum(W[i, j] * X[j] for j in range(3)) for i in range(3)]))
     torch.testing.assert_close(gossip(W, X).mean(0), X.mean(0))  # doubly stochastic keeps the mean
     assert consensus_distance(X.mean(0, keepdim=True).repeat(3, 1)).item() == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_compiled_kernel_agrees_with_eager():
+    """torch.compile of the shared-batch kernel (Engine(compile=True)) gives the eager
+    clipped sums and losses to float rounding; the config flag changes the run's hash only
+    when set."""
+    from dpdl_core.config import ExperimentConfig
+
+    g = torch.Generator().manual_seed(0)
+    eager = Engine(build_model("lenet", "mnist", seed=0))
+    compiled = Engine(build_model("lenet", "mnist", seed=0), compile=True)
+    X = eager.initial_params(3) + 0.01 * torch.randn(3, eager.P, generator=g)
+    xb, yb = torch.randn(2, 8, 1, 28, 28, generator=g), torch.randint(0, 10, (2, 8), generator=g)
+    idx = torch.tensor([0, 1, 1])
+    (s0, l0), (s1, l1) = eager.clipped_sums(X, idx, xb, yb, 1.0), compiled.clipped_sums(X, idx, xb, yb, 1.0)
+    torch.testing.assert_close(s1, s0, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(l1, l0, rtol=1e-5, atol=1e-6)
+    base = ExperimentConfig()
+    assert base.replace(compile=False).hash == base.hash != base.replace(compile=True).hash

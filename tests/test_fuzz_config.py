@@ -59,6 +59,7 @@ CHOICES = {
     "partition": list(PARTITION_SCHEMES),
     "sigma_rule": SIGMA_RULE_NAMES,
     "device": ["cpu", "cuda", "auto"],
+    "compile": [False, True],
 }
 # field: (minimum, may be null)
 INTS = {"n_agents": (1, False), "rounds": (1, False), "batch_size": (1, False), "eval_every": (1, False),
