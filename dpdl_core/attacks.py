@@ -198,8 +198,9 @@ def invert(
     target = messages.repeat_interleave(R, 0)
     y = labels.repeat_interleave(R, 0)
     lo, hi = (t.to(dev) for t in box)
-    gen = torch.Generator(device=dev).manual_seed(config.seed)
-    x = torch.randn((K * R, b, *image_shape), generator=gen, device=dev).requires_grad_(True)
+    # Drawn on the CPU and moved: the same start on every device.
+    gen = torch.Generator().manual_seed(config.seed)
+    x = torch.randn((K * R, b, *image_shape), generator=gen).to(dev).requires_grad_(True)
 
     def objective():
         g = grads_of(theta, x, y)

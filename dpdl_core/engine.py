@@ -76,8 +76,12 @@ def gossip(W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
 
 
 def gaussian_noise(shape, std: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """N(0, std_e²) noise of ``shape`` (E, P); ``std`` has one entry per row."""
-    z = torch.randn(shape, generator=generator, device=std.device, dtype=std.dtype)
+    """N(0, std_e²) noise of ``shape`` (E, P); ``std`` has one entry per row.
+
+    Drawn on ``generator``'s device and moved to ``std``'s, so a CPU generator gives the
+    same noise to a GPU run as to a CPU run.
+    """
+    z = torch.randn(shape, generator=generator, device=generator.device, dtype=std.dtype).to(std.device)
     return z * std.view(-1, *([1] * (len(shape) - 1)))
 
 

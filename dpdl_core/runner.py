@@ -13,8 +13,10 @@ until its result is stored. A second process asking for the same run waits for t
 then finds the result stored and loads it, so two sweeps on one folder compute each run
 once. Each computation and store is logged to the store's ``journal.jsonl``.
 
-Checkpoints record the package version and the config hash they belong to. One that does
-not match (written by another version, copied from another run) or cannot be read is
+Checkpoints record the package version, the config hash they belong to and where their
+random streams live (``rng_device``: "cpu" since GPU runs draw on the CPU too). One that does
+not match (written by another version, copied from another run, holding a GPU generator's
+state) or cannot be read is
 refused: a :class:`CheckpointRefusedWarning` names it and why, it is renamed to
 ``<hash>.pt.refused`` and the run starts from round 1. Starting afresh rather than raising
 keeps an unattended sweep going, and costs only time: the result is the same.
@@ -168,7 +170,7 @@ def sigma_for(config: ExperimentConfig, topology, cls, params, local_sizes, batc
 def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     """Build data split, topology, engine, σ and algorithm for ``config``."""
     device = resolve_device(config.device)
-    rngs = make_rngs(config.seed, device)
+    rngs = make_rngs(config.seed)
     data = data if data is not None else _dataset(config.dataset)
     y_all = data.y_train.numpy()
     pool = np.arange(len(y_all))
@@ -252,6 +254,8 @@ def _load_checkpoint(store: ResultStore, run_hash: str) -> dict | None:
             problem = f"written by dpdl_core {saved['version']}, this is {__version__}"
         elif saved.get("config_hash") != run_hash:
             problem = f"written for run {saved.get('config_hash')}, not {run_hash}"
+        elif saved.get("rng_device") != "cpu":
+            problem = "its random streams were drawn on the GPU (runs now draw them on the CPU on every device)"
         else:
             return saved
     refused = path.with_name(path.name + ".refused")
@@ -385,6 +389,7 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
             payload = {
                 "version": __version__,
                 "config_hash": h,
+                "rng_device": "cpu",
                 "state": state,
                 "rows": rows,
                 "round": t,

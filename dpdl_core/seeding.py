@@ -26,9 +26,10 @@ class RunRngs:
     batches : torch.Generator
         Mini-batch sampling.
     noise : torch.Generator
-        Gaussian DP noise (on the run's device).
+        Gaussian DP noise. On the CPU whatever the run's device (draws are moved to the
+        device), so a seed gives the same noise, and the same run, on CPU and GPU.
     algorithm : torch.Generator
-        The algorithm's own randomness (random pairings, permutations).
+        The algorithm's own randomness (random pairings, permutations); on the CPU too.
     schedule : np.random.Generator
         A time-varying schedule's draws (e.g. a fresh random ring per round).
     """
@@ -41,21 +42,23 @@ class RunRngs:
     schedule: np.random.Generator
 
 
-def make_rngs(seed: int, device: str | torch.device = "cpu") -> RunRngs:
-    """Derive all generators of a run from ``seed``."""
+def make_rngs(seed: int) -> RunRngs:
+    """Derive all generators of a run from ``seed`` (all on the CPU: see :class:`RunRngs`)."""
     # A SeedSequence's i-th child does not depend on how many are spawned, so streams added
     # later leave the earlier ones (and stored results) unchanged.
     part, init, batch, noise, alg, sched = np.random.SeedSequence(seed).spawn(6)
 
-    def torch_gen(seq, dev):
-        return torch.Generator(device=dev).manual_seed(int(seq.generate_state(1, np.uint64)[0] >> 1))
+    def torch_gen(seq):
+        return torch.Generator().manual_seed(int(seq.generate_state(1, np.uint64)[0] >> 1))
 
     return RunRngs(
         partition=np.random.default_rng(part),
         init_seed=int(init.generate_state(1)[0]),
-        batches=torch_gen(batch, "cpu"),
-        noise=torch_gen(noise, device),
-        algorithm=torch_gen(alg, device),
+        batches=torch_gen(batch),
+        # CUDA's Philox stream differs from the CPU's: drawing on the CPU keeps one stream
+        # per seed on every device (the draws are small next to a round's gradients).
+        noise=torch_gen(noise),
+        algorithm=torch_gen(alg),
         schedule=np.random.default_rng(sched),
     )
 

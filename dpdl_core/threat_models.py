@@ -177,7 +177,7 @@ class Eavesdropper:
     def probe(self, t: int, prep, state) -> None:
         if t not in self.spec.rounds:
             return
-        gen = torch.Generator(device=prep.engine.device).manual_seed(derive_seed(self.config.seed, "attack", t))
+        gen = torch.Generator().manual_seed(derive_seed(self.config.seed, "attack", t))
         side_ctx = prep.ctx.side(batch_size=self.spec.attack_batch, sigma=self.tap_sigma, noise_generator=gen, taps=[self])
         side = type(prep.algorithm)(prep.algorithm.params, side_ctx)
         self._probe_batch = prep.sample_batches(self.spec.attack_batch, gen)

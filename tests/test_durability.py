@@ -310,6 +310,7 @@ TAMPER = {
     "before versions were recorded": (lambda b: _tamper(b, {}, drop=("version", "config_hash")), "no version recorded"),
     "another config": (lambda b: _tamper(b, {"config_hash": "0" * 16}), "written for run 0000000000000000"),
     "unreadable": (lambda b: b[: len(b) // 3], "unreadable"),
+    "GPU random streams": (lambda b: _tamper(b, {}, drop=("rng_device",)), "drawn on the GPU"),
 }
 
 
