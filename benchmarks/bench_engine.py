@@ -10,7 +10,8 @@ GFLOP/s against a 1024³ sgemm timed in the same interleaved loop, and the strat
 engine chose. A last row times ``runner.run`` against bare training rounds and attributes
 the difference (:func:`bench_run_overhead`).
 The naive loop is timed on a sample of edges and scaled to all edges (stated in the
-output) because a full naive round takes minutes.
+output) because a full naive round takes minutes. ``--device cuda`` runs every variant and
+the sgemm on the GPU (timed after a synchronize); the ``run()`` row stays on the CPU.
 """
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ CASES = {
 }
 
 
-def _interleaved(fns: dict, repeats: int) -> dict:
+def _sync(device) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _interleaved(fns: dict, repeats: int, device="cpu") -> dict:
     """Minimum time of each function over ``repeats`` rounds, the functions taking turns
     within each round so that drift in machine load hits all of them alike."""
     for fn in fns.values():
@@ -41,8 +47,10 @@ def _interleaved(fns: dict, repeats: int) -> dict:
     times = {k: [] for k in fns}
     for _ in range(repeats):
         for k, fn in fns.items():
+            _sync(device)
             t0 = time.perf_counter()
             fn()
+            _sync(device)
             times[k].append(time.perf_counter() - t0)
     return {k: min(v) for k, v in times.items()}
 
@@ -56,7 +64,7 @@ def _per_edge_loop_sums(eng, X, data_index, xb, yb, clip):
         return F.cross_entropy(functional_call(eng.module, params, (x1.unsqueeze(0),)), y1.unsqueeze(0))
 
     per_sample = vmap(grad(loss), in_dims=(None, 0, 0))
-    out = torch.empty(X.shape[0], eng.P)
+    out = torch.empty(X.shape[0], eng.P, device=X.device)
     for e in range(X.shape[0]):
         a = data_index[e]
         flat = eng.layout.flatten(per_sample(eng.layout.unflatten(X[e]), xb[a], yb[a]), n_lead=1)
@@ -67,13 +75,13 @@ def _per_edge_loop_sums(eng, X, data_index, xb, yb, clip):
 
 def _naive_sums(module, X, xb, yb, clip):
     """Slowest variant: a module per edge, ``loss.backward()`` per sample."""
-    out = torch.empty(X.shape[0], X.shape[1])
+    out = torch.empty(X.shape[0], X.shape[1], device=X.device)
     m = copy.deepcopy(module)
     for p in m.parameters():
         p.requires_grad_(True)
     for e in range(X.shape[0]):
         torch.nn.utils.vector_to_parameters(X[e].clone(), m.parameters())
-        total = torch.zeros(X.shape[1])
+        total = torch.zeros(X.shape[1], device=X.device)
         for b in range(yb.shape[1]):
             m.zero_grad()
             F.cross_entropy(m(xb[e, b : b + 1]), yb[e, b : b + 1]).backward()
@@ -94,16 +102,16 @@ def _flops_per_sample(module, x1, y1) -> int:
     return int(counter.get_total_flops())
 
 
-def _sgemm(n: int = 1024):
+def _sgemm(n: int = 1024, device="cpu"):
     """A closure timing one n×n×n fp32 matmul (2n³ FLOP): the machine's dense roofline,
     measured interleaved with the variants so that it sees the same load."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    out = torch.empty(n, n)
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    out = torch.empty(n, n, device=device)
     return lambda: torch.mm(a, b, out=out), 2 * n**3
 
 
 def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, batch_size: int = 216,
-               compiled: bool = False) -> dict:
+               compiled: bool = False, device: str = "cpu") -> dict:
     """Time one case; see the module docstring for what is reported. ``compiled`` adds the
     kernel of an ``Engine(compile=True)`` to the interleaved variants (its compilation
     happens in the warm-up call and is reported separately)."""
@@ -111,7 +119,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     from dpdl_core.runner import prepare
 
     cfg = preset(spec["dataset"], spec["topology"], n_agents=spec["n_agents"], batch_size=batch_size, epsilon=None)
-    cfg = cfg.replace(sigma_rule="fixed", sigma=1.0, epsilon=None)
+    cfg = cfg.replace(sigma_rule="fixed", sigma=1.0, epsilon=None, device=device)
     prep = prepare(cfg)
     eng, alg, ctx = prep.engine, prep.algorithm, prep.ctx
     state = alg.init_state(eng.initial_params(cfg.n_agents))
@@ -122,7 +130,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     def engine_round():
         alg.step({k: v.clone() for k, v in state.items()}, xb, yb)
 
-    sgemm, sgemm_flop = _sgemm()
+    sgemm, sgemm_flop = _sgemm(4096 if device == "cuda" else 1024, device)
     variants = {
         "round": engine_round,
         "kernel": lambda: eng.clipped_sums(Xe, j, xb, yb, cfg.clip),
@@ -138,7 +146,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         ceng.clipped_sums(Xe, j, xb, yb, cfg.clip)  # compiles every (models, batch) shape of the round
         compile_s = time.perf_counter() - t0
         variants["compiled_kernel"] = lambda: ceng.clipped_sums(Xe, j, xb, yb, cfg.clip)
-    t = _interleaved(variants, repeats)
+    t = _interleaved(variants, repeats, device)
     t_round, t_kernel, t_edge_sums = t["round"], t["kernel"], t["per_edge"]
     sgemm_gflops = sgemm_flop / 1e9 / t["sgemm"]
     counts = torch.bincount(j, minlength=cfg.n_agents).tolist()
@@ -146,12 +154,14 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     k = min(naive_edges, E)
     t0 = time.perf_counter()
     _naive_sums(eng.module, Xe[:k], xb[j[:k]], yb[j[:k]], cfg.clip)
+    _sync(device)
     t_naive_sums = (time.perf_counter() - t0) * E / k
     rest = max(0.0, t_round - t_kernel)  # everything of the round outside the per-sample kernel
     flops = _flops_per_sample(eng.module, xb[0, :1], yb[0, :1]) * E * batch_size
     return {
         "case": name,
         **spec,
+        "device": device,
         "model": cfg.model,
         "params": eng.P,
         "edges": E,
@@ -311,13 +321,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compiled", action="store_true",
                         help="also time the torch.compile'd kernel (Engine(compile=True)); compiling takes about a minute per case")
     parser.add_argument("--run-rounds", type=int, default=20, help="rounds of the run() overhead case (0: skip it)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="where the round, the kernels and the sgemm run (the run() row stays on the CPU)")
     parser.add_argument("--out", type=Path, default=None, help="write JSON results here")
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA GPU is visible to torch here; use --device cpu")
     if args.threads:
         torch.set_num_threads(args.threads)
     rows = []
     for name in args.cases:
-        row = bench_case(name, CASES[name], args.repeats, args.naive_edges, args.batch_size, args.compiled)
+        row = bench_case(name, CASES[name], args.repeats, args.naive_edges, args.batch_size, args.compiled, args.device)
         rows.append(row)
         print(
             f"{name:26s} [{row['strategy']}] engine {row['engine_round_s']:.3f} s/round | per-edge loop "
