@@ -142,6 +142,24 @@ def test_noise_statistics():
     assert z2[1].std() / z2[0].std() == pytest.approx(3.0, rel=0.02)
 
 
+def test_noise_is_drawn_on_the_generators_device():
+    """A run's generators live on the CPU whatever its device, and the noise they draw is
+    moved to where σ lives, so a seed gives a GPU run the CPU run's noise (tests/test_gpu.py
+    checks whole runs). The meta device stands in for a GPU: a draw made there would leave
+    the CPU generator's stream where it was."""
+    from dpdl_core.seeding import make_rngs
+
+    rngs = make_rngs(7)
+    assert {g.device.type for g in (rngs.batches, rngs.noise, rngs.algorithm)} == {"cpu"}
+    std = torch.tensor([1.0, 2.0])
+    g_cpu, g_moved = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+    cpu = gaussian_noise((2, 5), std, g_cpu)
+    moved = gaussian_noise((2, 5), std.to("meta"), g_moved)
+    assert moved.device.type == "meta" and moved.shape == cpu.shape
+    # The CPU generator made the draw (its stream advanced exactly as for the CPU run).
+    assert torch.equal(g_moved.get_state(), g_cpu.get_state())
+
+
 def test_gossip_and_consensus():
     W = torch.tensor([[0.5, 0.5, 0.0], [0.5, 0.25, 0.25], [0.0, 0.25, 0.75]])
     X = torch.randn(3, 4)
