@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from results_io import write_results
+from timing import sync
 
 __all__ = ["main", "bench_case"]
 
@@ -34,11 +35,6 @@ CASES = {
 }
 
 
-def _sync(device) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def _interleaved(fns: dict, repeats: int, device="cpu") -> dict:
     """Minimum time of each function over ``repeats`` rounds, the functions taking turns
     within each round so that drift in machine load hits all of them alike."""
@@ -47,10 +43,10 @@ def _interleaved(fns: dict, repeats: int, device="cpu") -> dict:
     times = {k: [] for k in fns}
     for _ in range(repeats):
         for k, fn in fns.items():
-            _sync(device)
+            sync(device)
             t0 = time.perf_counter()
             fn()
-            _sync(device)
+            sync(device)
             times[k].append(time.perf_counter() - t0)
     return {k: min(v) for k, v in times.items()}
 
@@ -154,7 +150,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     k = min(naive_edges, E)
     t0 = time.perf_counter()
     _naive_sums(eng.module, Xe[:k], xb[j[:k]], yb[j[:k]], cfg.clip)
-    _sync(device)
+    sync(device)
     t_naive_sums = (time.perf_counter() - t0) * E / k
     rest = max(0.0, t_round - t_kernel)  # everything of the round outside the per-sample kernel
     flops = _flops_per_sample(eng.module, xb[0, :1], yb[0, :1]) * E * batch_size

@@ -51,16 +51,12 @@ from pathlib import Path
 import numpy as np
 import torch
 from results_io import write_results
+from timing import sync
 
 __all__ = ["main", "bench"]
 
 SPEEDUP_TARGET = 5.0
 GEMM_FRACTION_TARGET = 0.5
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def _interleaved(fns: dict, repeats: int, warmups: dict | None = None) -> dict:
@@ -174,7 +170,7 @@ def bench(
     def timed_value(models: torch.Tensor) -> torch.Tensor:
         t0 = time.perf_counter()
         out = value(models)
-        _sync(dev)
+        sync(dev)
         eval_time[0] += time.perf_counter() - t0
         captured.append(out.detach().cpu())
         return out
@@ -184,7 +180,7 @@ def bench(
         eval_time[0] = 0.0
         captured.clear()
         res = shapley_round(candidates, counts, timed_value, sc, gen, previous=previous)
-        _sync(dev)
+        sync(dev)
         return {"eval_s": eval_time[0], "evaluations": res.evaluations, "values": torch.cat(captured)}
 
     k = min(naive_evaluations, total)
@@ -193,7 +189,7 @@ def bench(
 
     def naive():
         vals = _naive_values(naive_module, candidates, previous, n, plan, sample, xq, yq, value.image_batch)
-        _sync(dev)
+        sync(dev)
         return vals
 
     a = torch.randn(gemm_size, gemm_size, device=dev)
@@ -204,7 +200,7 @@ def bench(
         for _ in range(gemm_reps):
             t0 = time.perf_counter()
             torch.mm(a, b)
-            _sync(dev)
+            sync(dev)
             best = min(best, time.perf_counter() - t0)
         return best
 
