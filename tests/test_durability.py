@@ -4,7 +4,8 @@ Damaged result files (truncated, edited, not gzip, another run's) are caught by 
 reader, moved aside and recomputed; legacy files without a checksum are still read; run
 claims are exclusive, re-entrant and die with their holder; checkpoints of another
 version or config are refused. The slow tests use real processes: sweeps killed with
-SIGKILL at seeded random moments and rerun, and two sweeps on one folder at once; both
+SIGKILL (first while a run has a checkpoint, then at seeded random moments) and rerun,
+and two sweeps on one folder at once; both
 must end with every run stored once, computed once, and bit-identical to an uninterrupted
 run.
 """
@@ -418,36 +419,50 @@ def _progress_since(store: ResultStore, t_ns: int) -> bool:
     return False
 
 
+def _unfinished_checkpoints(store: ResultStore) -> set[str]:
+    """Hashes of runs with a checkpoint on disk and no stored result: a rerun must resume them."""
+    return {p.stem for p in store.root.glob("checkpoints/*.pt")} - set(store.hashes())
+
+
 @pytest.mark.slow
 def test_sweep_killed_at_random_moments_finishes_bit_identical(tmp_path, sweep_reference):
     store = ResultStore(tmp_path / "results")
     log = tmp_path / "sweep.log"
     rng = random.Random(20240611)
-    kills = 0
-    for _ in range(3):
+    kills, orphaned = 0, set()
+    for attempt in range(3):
         launched = time.time_ns()
         proc = _start_sweep(store.root, log)
-        # Wait until this attempt has written a checkpoint (spawn, imports and the first
-        # rounds take seconds), then kill it a random moment later: between, during or after
-        # checkpoint and result writes, with progress to resume from.
         deadline = time.monotonic() + SWEEP_TIMEOUT
-        while proc.poll() is None and not _progress_since(store, launched) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(rng.uniform(0.0, 1.0))
+        if attempt == 0:
+            # The first kill lands as soon as a run has a checkpoint and no result (its
+            # remaining rounds take far longer than one poll), so a resume is always tested.
+            while proc.poll() is None and not _unfinished_checkpoints(store) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        else:
+            # Later kills: a seeded random moment after this attempt's first write, landing
+            # between, during or after checkpoint and result writes, or in a run's set-up.
+            while proc.poll() is None and not _progress_since(store, launched) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.0, 1.0))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
             record("sweep kills survived")
         proc.wait()
+        orphaned |= _unfinished_checkpoints(store)
         # Whatever the kill interrupted, the loader sees only complete, intact runs.
         for h in store.hashes():
             pd.testing.assert_frame_equal(store.load_run(h)[1], sweep_reference[h], check_exact=True)
     assert kills >= 2, "the sweep finished before it could be killed: give it more work"
     _finish(_start_sweep(store.root, log), log)
     _assert_complete(store, sweep_reference)
-    resumed = int((store.journal()["from_round"] > 1).sum())
-    record("runs resumed from a checkpoint after a kill", resumed)
-    assert resumed >= 1  # every kill came after a checkpoint: some run must have gone on from one
+    journal = store.journal()
+    resumed = set(journal.loc[journal["from_round"] > 1, "hash"])
+    record("runs resumed from a checkpoint after a kill", len(resumed))
+    assert orphaned, "no kill left a checkpoint of an unfinished run: the resume path went untested"
+    # Every checkpoint a kill left behind was resumed from, not recomputed from round 1.
+    assert orphaned <= resumed, f"left checkpoints {sorted(orphaned)}, resumed only {sorted(resumed)}"
     # Loading every run clears what a kill after a result's write left (checkpoint, lock).
     assert all(run(cfg, store=store, progress=False).cached for cfg in SWEEP)
     assert [p.name for p in store.root.rglob("*") if p.parent.name in ("checkpoints", "locks")] == []
