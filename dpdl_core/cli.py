@@ -91,6 +91,33 @@ def _cmd_plan(args) -> int:
     return 0
 
 
+def _cmd_study(args) -> int:
+    from .config import ConfigError
+    from .data import DataFileError, DataUnavailableError
+    from .studies import SubsetDataError, describe_runs, load_study, run_study, study_papers
+
+    papers = args.paper or study_papers()
+    try:
+        studies = [load_study(p) for p in papers]
+        if args.action == "plan":
+            print("\n\n".join(describe_runs(s) for s in studies))
+            return 0
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        computed = 0
+        for s in studies:
+            computed += run_study(s, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
+                                  log=lambda line: print(line, flush=True))
+    except (ConfigError, SubsetDataError, DataUnavailableError, DataFileError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"[study] {computed} runs computed; every run of {', '.join(papers)} is stored"
+          if args.max_runs is None and not args.key else f"[study] {computed} runs computed")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpdl_core", description="Replication package: DPDL, PDSL, LEASGD and the straggler-resilient scheme.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -137,6 +164,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
     p.add_argument("--benchmark", help="engine benchmark JSON (default benchmarks/results.json)")
     p.set_defaults(func=_cmd_plan)
+
+    p = sub.add_parser(
+        "study", help="paper-scale studies: plan (what is stored, what is left) or run (resumable) -> results/<paper>/",
+        description="Each paper's study is the smallest set of runs at the paper's own scale that decides its claims "
+                    "(dpdl_core/papers/<paper>/study.py). `run` computes what results/<paper>/ lacks, decisive runs "
+                    "first, one at a time; stop it at any moment and run the same command again to resume.")
+    p.add_argument("action", choices=["plan", "run"])
+    p.add_argument("--paper", nargs="*", help="papers (default: every paper with a study)")
+    p.add_argument("--key", action="append", help="run only this study key (repeatable; see `study plan`)")
+    p.add_argument("--max-runs", type=int, help="stop after computing this many runs")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: leaves a core free)")
+    p.add_argument("--allow-subset", action="store_true",
+                   help="run on subset data (refused by default; captions then name the subset)")
+    p.set_defaults(func=_cmd_study)
 
     args = parser.parse_args(argv)
     return args.func(args)

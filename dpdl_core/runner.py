@@ -44,6 +44,7 @@ from .loop import training_rounds
 from .models import build_model
 from .privacy import SigmaRequest, calibrate
 from .progress import progress_enabled
+from .provenance import provenance
 from .results import ResultStore, atomic_write_bytes
 from .schedules import make_schedule
 from .seeding import derive_seed, make_rngs
@@ -424,6 +425,7 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
         "diverged": diverged,
         "device": str(eng.device),
         "torch": torch.__version__,
+        **provenance(str(eng.device)),
     }
     result = RunResult(config, history, meta)
     if save:

@@ -1,0 +1,54 @@
+"""Where a stored result was made: the package commit and the machine.
+
+Recorded in every run's metadata so that a committed result can be traced to the code and
+hardware that produced it (a GPU-made run is replayed on the CPU only to a tolerance).
+"""
+from __future__ import annotations
+
+import functools
+import platform
+import subprocess
+from pathlib import Path
+
+__all__ = ["commit", "machine", "provenance"]
+
+_REPO = Path(__file__).resolve().parents[1]
+
+
+@functools.lru_cache(maxsize=1)
+def commit() -> str:
+    """``git rev-parse HEAD`` of the checkout the package runs from, ``+dirty`` when the
+    package's own files have uncommitted changes; ``unknown`` outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "-C", str(_REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(_REPO), "status", "--porcelain", "--", "dpdl_core"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine(device: str = "cpu") -> str:
+    """The hardware a run used: the GPU's name on CUDA, else the CPU model."""
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.get_device_name(torch.device(device))
+    return _cpu_model()
+
+
+def provenance(device: str = "cpu") -> dict[str, str]:
+    """``commit``, ``machine`` and ``python`` for a run's metadata."""
+    return {"commit": commit(), "machine": machine(device), "python": platform.python_version()}

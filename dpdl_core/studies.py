@@ -1,0 +1,268 @@
+"""Paper-scale studies: the smallest set of runs at a paper's own scale that decides its claims.
+
+A paper declares its study in ``dpdl_core/papers/<paper>/study.py`` as a function
+``study() -> Study``. One resumable command (``python -m dpdl_core study run``, ``make
+studies``) runs what the study's store lacks, in the study's priority order, one run at a
+time, into the committed store ``results/<paper>/`` (hash-keyed, checksummed: the
+:class:`~dpdl_core.results.ResultStore` format). A run stopped at any moment resumes from its
+checkpoint; a finished run is one file, to be committed as it lands. The papers' study
+notebooks render from that store without recomputing.
+
+A study run is either a decentralized training run (an :class:`ExperimentConfig`, run by
+:func:`dpdl_core.runner.run`) or a paper's own computation (a :class:`Job`: a function and
+its JSON spec, e.g. the straggler paper's token-ring simulations).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .config import ConfigError, ExperimentConfig
+from .results import ResultStore
+
+__all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "load_study",
+           "run_study", "study_papers"]
+
+STUDY_ROOT_ENV = "DPDL_STUDIES_DIR"
+STUDIES_ROOT = Path(__file__).resolve().parents[1] / "results"
+
+
+class SubsetDataError(RuntimeError):
+    """A paper-scale study was asked to run on a subset of its dataset."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A paper's own computation: ``function`` (``"module:name"``) called with ``spec``.
+
+    The function returns ``(history, meta)``: a DataFrame with columns round, agent, metric,
+    value (the store's format) and a JSON-able dict. Its hash is that of the function's name
+    and the spec, so the same spec is the same stored result.
+    """
+
+    function: str
+    spec: dict
+
+    @property
+    def hash(self) -> str:
+        text = json.dumps({"function": self.function, "spec": self.spec}, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict:
+        return {"function": self.function, **self.spec}
+
+    def compute(self) -> tuple[pd.DataFrame, dict]:
+        module, name = self.function.split(":")
+        return getattr(importlib.import_module(module), name)(self.spec)
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One run of a study.
+
+    Attributes
+    ----------
+    key : str
+        Readable, unique within the study, ``/``-separated (e.g. ``mnist/code_hp/dpdl/seed0``).
+    purpose : str
+        The claim or question the run serves, one line.
+    priority : int
+        Lower runs first: the runs that decide the paper's main claim come first.
+    work : ExperimentConfig or Job
+    estimate_s : float
+        Estimated seconds on one core of the 2-core reference machine (for ``plan``).
+    """
+
+    key: str
+    purpose: str
+    priority: int
+    work: ExperimentConfig | Job
+    estimate_s: float = 0.0
+
+    @property
+    def hash(self) -> str:
+        return self.work.hash
+
+    @property
+    def dataset(self) -> str | None:
+        return self.work.dataset if isinstance(self.work, ExperimentConfig) else self.work.spec.get("dataset")
+
+
+@dataclass(frozen=True)
+class Study:
+    """A paper's study: its runs, and the data they need.
+
+    Attributes
+    ----------
+    paper : str
+        The paper's package name; the store is ``results/<paper>/``.
+    title : str
+    runs : tuple of StudyRun
+    notes : str
+        Where the study departs from the paper's scale, and why (shown by ``plan``).
+    """
+
+    paper: str
+    title: str
+    runs: tuple[StudyRun, ...]
+    notes: str = ""
+    _by_key: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        keys = [r.key for r in self.runs]
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        if dup:
+            raise ValueError(f"study {self.paper!r}: run keys given twice: {dup}")
+        object.__setattr__(self, "_by_key", {r.key: r for r in self.runs})
+
+    def __getitem__(self, key: str) -> StudyRun:
+        return self._by_key[key]
+
+    def ordered(self) -> list[StudyRun]:
+        """The runs in the order they are computed (priority, then declaration order)."""
+        return sorted(self.runs, key=lambda r: r.priority)
+
+    def store(self, root: str | Path | None = None) -> ResultStore:
+        """The study's store: ``<root>/<paper>``, root ``$DPDL_STUDIES_DIR`` or ``results/``."""
+        root = Path(root or os.environ.get(STUDY_ROOT_ENV) or STUDIES_ROOT)
+        return ResultStore(root / self.paper)
+
+    def status(self, store: ResultStore | None = None) -> pd.DataFrame:
+        """One row per run: key, hash, priority, stored, estimated and measured seconds."""
+        store = store or self.store()
+        rows = []
+        for r in self.ordered():
+            stored = store.has(r.hash)
+            meta = store.read_header(r.hash)["meta"] if stored else {}
+            rows.append({"key": r.key, "hash": r.hash, "priority": r.priority, "stored": stored,
+                         "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
+                         "machine": meta.get("machine"), "purpose": r.purpose})
+        return pd.DataFrame(rows)
+
+    def load(self, key: str, store: ResultStore | None = None) -> tuple[dict, pd.DataFrame] | None:
+        """The stored ``(header, history)`` of run ``key``, or None when it has not run."""
+        store = store or self.store()
+        h = self[key].hash
+        return store.load_run(h) if store.has(h) else None
+
+
+def study_papers() -> list[str]:
+    """The papers that declare a study (a ``study`` module in their package)."""
+    root = Path(__file__).resolve().parent / "papers"
+    return sorted(p.name for p in root.iterdir() if (p / "study.py").is_file())
+
+
+def load_study(paper: str) -> Study:
+    """The study of ``paper`` (its ``papers/<paper>/study.py``)."""
+    papers = study_papers()
+    if paper not in papers:
+        raise ConfigError(f"paper={paper!r} has no study; allowed values: {papers}")
+    return importlib.import_module(f"dpdl_core.papers.{paper}.study").study()
+
+
+def check_full_data(runs: Iterable[StudyRun], allow_subset: bool = False) -> dict[str, str]:
+    """Refuse subset data for the runs' datasets (``meta.subset`` of the file found).
+
+    Returns the data label per dataset. With ``allow_subset`` a subset is accepted (every
+    caption of the study then says so, from each run's stored ``dataset_label``).
+    """
+    from .data import describe, load_dataset
+    from .data.acquisition import MIRROR_ENV
+
+    labels = {}
+    for name in sorted({r.dataset for r in runs if isinstance(r.work, ExperimentConfig)}):
+        meta = load_dataset(name).meta
+        if meta.get("subset") and not allow_subset:
+            raise SubsetDataError(
+                f"the study needs the full {name} data, but the file found ({meta.get('source')}) is a subset "
+                f"({describe(meta)}). Point ${MIRROR_ENV} at the complete mirror (make studies "
+                f"DATA_MIRROR=../shared/data_full), or pass --allow-subset to run on the subset anyway "
+                f"(every caption then says so).")
+        labels[name] = describe(meta)
+    return labels
+
+
+def run_study(
+    study: Study,
+    *,
+    store: ResultStore | None = None,
+    allow_subset: bool = False,
+    keys: Iterable[str] | None = None,
+    max_runs: int | None = None,
+    log: Callable[[str], None] = print,
+) -> int:
+    """Compute the study's runs that its store lacks, in priority order, one at a time.
+
+    Parameters
+    ----------
+    keys : iterable of str, optional
+        Only these runs (default: all).
+    max_runs : int, optional
+        Stop after computing this many runs.
+    log : callable
+        Receives one line per started and finished run (with the count and elapsed time).
+
+    Returns
+    -------
+    int
+        The number of runs computed (stored) by this call.
+    """
+    from .runner import run
+
+    store = store or study.store()
+    runs = study.ordered()
+    if keys is not None:
+        wanted = set(keys)
+        unknown = sorted(wanted - {r.key for r in runs})
+        if unknown:
+            raise ConfigError(f"keys: {unknown} are not runs of the {study.paper} study; "
+                              f"`python -m dpdl_core plan --study {study.paper}` lists them")
+        runs = [r for r in runs if r.key in wanted]
+    todo = [r for r in runs if not store.has(r.hash)]
+    if max_runs is not None:
+        todo = todo[:max_runs]
+    check_full_data(todo, allow_subset)
+    done, t_start = 0, time.perf_counter()
+    for i, r in enumerate(todo, 1):
+        log(f"[{study.paper} {i}/{len(todo)}] {r.key} ({r.hash}): {r.purpose}")
+        t0 = time.perf_counter()
+        if isinstance(r.work, ExperimentConfig):
+            result = run(r.work, store=store)
+            diverged = result.meta.get("diverged")
+        else:
+            with store.claim(r.hash):
+                if not store.has(r.hash):
+                    from .provenance import provenance
+
+                    history, meta = r.work.compute()
+                    meta = {**meta, "wall_seconds": time.perf_counter() - t0, **provenance()}
+                    store.save(r.hash, r.work.to_dict(), history, meta)
+                    store.log_event("stored", r.hash)
+            diverged = False
+        done += 1
+        log(f"[{study.paper} {i}/{len(todo)}] stored {r.key} in {time.perf_counter() - t0:.0f} s"
+            f"{' (diverged)' if diverged else ''}; {time.perf_counter() - t_start:.0f} s so far")
+    return done
+
+
+def describe_runs(study: Study, store: ResultStore | None = None) -> str:
+    """Text table of the study's runs for ``plan --study``."""
+    st = study.status(store)
+    lines = [f"{study.title}: {int(st['stored'].sum())}/{len(st)} runs stored in {study.store().root}",
+             f"estimated {st.loc[~st['stored'], 'estimate_s'].sum() / 3600:.1f} core-hours left; "
+             f"measured {st['wall_s'].dropna().sum() / 3600:.1f} h for the stored runs"]
+    if study.notes:
+        lines.append(study.notes)
+    for row in st.itertuples():
+        took = f"{row.wall_s / 60:6.1f} min" if row.stored and row.wall_s else f"~{row.estimate_s / 60:5.0f} min"
+        lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<44} {row.hash} {took}")
+    return "\n".join(lines)
