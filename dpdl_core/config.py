@@ -32,12 +32,15 @@ from .validation import check_choice, check_int
 __all__ = ["ConfigError", "ExperimentConfig", "apply_overrides"]
 
 DEVICES = ("cpu", "cuda", "auto")
+# x_0: one model shared by every agent (the papers' Algorithm 1) or one random model per
+# agent (the DPDL authors' released code, which never seeds).
+INITS = ("shared", "per_agent")
 # Fields that do not change what a run computes, so they stay out of its hash.
 _UNHASHED = ("checkpoint_every",)
 # Fields added after results were first stored: at these values they are left out of the
 # hash, so runs stored before they existed keep their identity.
 _HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 1.0, "lr_decay_every": 0,
-                  "compile": False}
+                  "compile": False, "init": "shared"}
 
 
 class ConfigError(ValueError):
@@ -197,6 +200,9 @@ class ExperimentConfig:
     checkpoint_every : int
         Rounds between resumable checkpoints (0: none).
     device : {"cpu", "cuda", "auto"}
+    init : {"shared", "per_agent"}
+        x_0: one model drawn from ``seed`` and copied to every agent, or agent i's own
+        random model (seeded by ``seed`` and i), as the DPDL authors' code has it.
     compile : bool
         Compile the engine's per-sample kernel with ``torch.compile`` (faster on long runs,
         about a minute of compilation first; results equal the eager kernel's to float
@@ -231,6 +237,7 @@ class ExperimentConfig:
     checkpoint_every: int = 50
     device: str = "cpu"
     compile: bool = False
+    init: str = "shared"
 
     def __post_init__(self):
         self._check_choice("dataset", sorted(DATASETS))
@@ -244,6 +251,7 @@ class ExperimentConfig:
 
         self._check_choice("schedule", sorted(SCHEDULES))
         self._check_choice("device", DEVICES)
+        self._check_choice("init", INITS)
         if not isinstance(self.compile, bool):
             raise ConfigError(f"compile={self.compile!r} is not allowed; allowed values: [False, True] (YAML: false, true)")
         for name in ("n_agents", "rounds", "batch_size", "eval_every"):

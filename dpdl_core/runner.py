@@ -26,6 +26,9 @@ from __future__ import annotations
 import functools
 import io
 import os
+import signal
+import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -43,18 +46,63 @@ from .engine import Engine, consensus_distance
 from .loop import training_rounds
 from .models import build_model
 from .privacy import SigmaRequest, calibrate
-from .progress import progress_enabled
+from .progress import Progress, note
 from .provenance import provenance
 from .results import ResultStore, atomic_write_bytes
 from .schedules import make_schedule
 from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
-__all__ = ["CheckpointRefusedWarning", "Prepared", "RunResult", "run", "prepare", "sigma_for"]
+__all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "RunInterrupted", "RunResult", "run", "prepare",
+           "sigma_for"]
+
+# A run is marked diverged, and stops, once its mean train loss is not finite or exceeds this
+# multiple of its first round's: no run that learns comes near it (noisy DP runs stay within
+# a few times their start), and a loss of 1e13 is no result to average or tabulate.
+EXPLOSION_FACTOR = 1e3
 
 
 class CheckpointRefusedWarning(UserWarning):
     """A checkpoint of another package version or config (or an unreadable one) was set aside."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; the message says the round reached and where a rerun resumes."""
+
+
+class _StopRequest:
+    """Ctrl-C while a run computes: the first finishes the round and checkpoints it (so a
+    rerun resumes right after it), a second stops at once (the rerun resumes from the last
+    periodic checkpoint). Only the main thread can take signals; elsewhere Ctrl-C acts as usual."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nCtrl-C: finishing this round and saving a checkpoint (press Ctrl-C again to stop at once)",
+              file=sys.stderr, flush=True)
+
+    def restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        elif threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # the previous one was set outside Python
+
+
+def _interruptible(config: ExperimentConfig, store: ResultStore, progress: bool | None, force: bool,
+                   save: bool) -> RunResult:
+    """:func:`_compute` with Ctrl-C turned into a checkpoint and a :class:`RunInterrupted`."""
+    stop = _StopRequest()
+    try:
+        return _compute(config, store, progress, force, save, stop)
+    finally:
+        stop.restore()
 
 
 @dataclass
@@ -126,6 +174,17 @@ class Prepared:
     rngs: object
     x_val: torch.Tensor | None = None
     y_val: torch.Tensor | None = None
+
+    def initial_models(self) -> torch.Tensor:
+        """``(N, P)`` x_0 of every agent: the template model copied to all (``init:
+        shared``), or agent i's own model drawn from ``derive_seed(seed, "init", i)``
+        (``init: per_agent``)."""
+        c = self.config
+        if c.init == "shared":
+            return self.engine.initial_params(c.n_agents)
+        models = [build_model(c.model, c.dataset, seed=derive_seed(c.seed, "init", i)) for i in range(c.n_agents)]
+        flat = [torch.cat([p.detach().reshape(-1) for p in m.parameters()]) for m in models]
+        return torch.stack(flat).to(self.engine.device).contiguous()
 
     def sample_batches(
         self, batch_size: int | None = None, generator: torch.Generator | None = None
@@ -304,12 +363,16 @@ def run(
     store : ResultStore, optional
         Defaults to ``ResultStore()`` (``data/results``).
     progress : bool, optional
-        tqdm bar; default: on when stderr is a terminal and ``$DPDL_PROGRESS`` is not 0.
+        Progress as a tqdm bar or periodic log lines (:func:`dpdl_core.progress.progress_mode`);
+        default: ``$DPDL_PROGRESS``, else a bar on a terminal or in Jupyter, log lines elsewhere.
     force : bool
         Recompute even if stored.
     save : bool
         Write the result (and checkpoints) to the store, holding the run's claim meanwhile.
     """
+    if not isinstance(config, ExperimentConfig):
+        raise TypeError(f"run() takes an ExperimentConfig, not a {type(config).__name__}; build one with "
+                        f"ExperimentConfig.from_dict({{...}}) or ExperimentConfig.from_yaml(path)")
     store = store or ResultStore()
     h = config.hash
     stored = None if force else _stored(store, h)
@@ -319,21 +382,27 @@ def run(
             stored = None if force else _stored(store, h)
             if stored is None:
                 store.remove_temp_files(h)  # left by a writer of this run that was killed
-                return _compute(config, store, progress, force, save)
+                return _interruptible(config, store, progress, force, save)
     elif stored is None:
-        return _compute(config, store, progress, force, save)
+        return _interruptible(config, store, progress, force, save)
     if save:
         _tidy_finished(store, h)
     header, hist = stored
     return RunResult(config, hist, header["meta"], cached=True)
 
 
-def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None, force: bool, save: bool) -> RunResult:
-    """Train ``config`` (resuming from its checkpoint), store it when ``save``; see :func:`run`."""
+def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None, force: bool, save: bool,
+             stop: _StopRequest | None = None) -> RunResult:
+    """Train ``config`` (resuming from its checkpoint), store it when ``save``; see :func:`run`.
+
+    A run whose mean train loss turns non-finite or exceeds :data:`EXPLOSION_FACTOR` times its
+    first round's is marked ``diverged`` and stops. When ``stop`` is requested (Ctrl-C), the
+    round is finished, checkpointed and :class:`RunInterrupted` raised.
+    """
     h = config.hash
     prep = prepare(config)
     alg, eng = prep.algorithm, prep.engine
-    state = alg.init_state(eng.initial_params(config.n_agents))
+    state = alg.init_state(prep.initial_models())
     rows: list[tuple] = []
     start, elapsed = 1, 0.0
     ckpt = store.checkpoint_path(h)
@@ -347,16 +416,14 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
         prep.rngs.algorithm.set_state(saved["algorithm_rng"])
         prep.rngs.schedule.bit_generator.state = saved["schedule_rng"]
         prep.ctx.sent = saved["sent"]
+        note(f"run {h[:8]}: resuming at round {start}/{config.rounds} from its checkpoint", progress)
     if save:
         store.log_event("computing", h, from_round=start)
 
     diverged = False
     t0 = time.perf_counter()
-    bar = None
-    if progress_enabled(progress):
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=config.rounds, initial=start - 1, desc=f"{config.algorithm} {h[:8]}", unit="round")
+    bar = Progress(config.rounds, f"run {h[:8]}", "round", initial=start - 1, progress=progress)
+    first_loss = next((v for _, _, m, v in rows if m == "train_loss_mean"), None)  # round 1's, also on resume
     last_round = start - 1
     for t, losses in training_rounds(prep, state, start, config.rounds):
         last_round = t
@@ -368,7 +435,9 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
             (t, -1, "train_loss_max", float(losses.max())),
         ]
         X = alg.models(state)
-        if not torch.isfinite(X).all() or not np.isfinite(losses).all():
+        first_loss = float(losses.mean()) if first_loss is None else first_loss
+        if (not torch.isfinite(X).all() or not np.isfinite(losses).all()
+                or losses.mean() > EXPLOSION_FACTOR * abs(first_loss)):
             diverged = True
         if t % config.eval_every == 0 or t == config.rounds or diverged:
             loss, acc = eng.evaluate(X, prep.x_eval, prep.y_eval)
@@ -381,12 +450,11 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
                 _, avg_val_acc = eng.evaluate(X.mean(0, keepdim=True), prep.x_val, prep.y_val)
                 rows += _rows(t, "val_acc", val_acc.cpu().numpy()) + _rows(t, "avg_val_acc", avg_val_acc.item())
         rows += _rows(t, "vectors_sent", int(prep.ctx.sent.sum()))
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(loss=f"{losses.mean():.3f}")
+        bar.update(1, loss=f"{losses.mean():.3g}")
         if diverged:
             break
-        if save and config.checkpoint_every and t % config.checkpoint_every == 0 and t < config.rounds:
+        stopping = stop is not None and stop.requested and t < config.rounds
+        if save and (stopping or config.checkpoint_every and t % config.checkpoint_every == 0) and t < config.rounds:
             payload = {
                 "version": __version__,
                 "config_hash": h,
@@ -404,8 +472,12 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
             buf = io.BytesIO()
             torch.save(payload, buf)
             atomic_write_bytes(ckpt, buf.getvalue())
-    if bar is not None:
-        bar.close()
+        if stopping:
+            bar.close()
+            resume = ("run the same command again to resume" if save
+                      else "nothing was saved (save=False): a rerun starts from round 1")
+            raise RunInterrupted(f"interrupted at round {t}; {resume}")
+    bar.close()
 
     history = pd.DataFrame(rows, columns=["round", "agent", "metric", "value"])
     meta = {

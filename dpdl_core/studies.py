@@ -264,5 +264,5 @@ def describe_runs(study: Study, store: ResultStore | None = None) -> str:
         lines.append(study.notes)
     for row in st.itertuples():
         took = f"{row.wall_s / 60:6.1f} min" if row.stored and row.wall_s else f"~{row.estimate_s / 60:5.0f} min"
-        lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<44} {row.hash} {took}")
+        lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<58} {row.hash} {took}")
     return "\n".join(lines)

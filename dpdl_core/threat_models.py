@@ -203,7 +203,7 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
     if spec.sigma_batch_size and ctx.private:
         report = sigma_for(config, ctx.topology, type(alg), alg.params, prep.sizes.numpy(), spec.sigma_batch_size)
         tap_sigma = torch.as_tensor(report.sigma, dtype=ctx.sigma.dtype, device=ctx.sigma.device)
-    state = alg.init_state(eng.initial_params(config.n_agents))
+    state = alg.init_state(prep.initial_models())
     tap = Eavesdropper(config, spec, tap_sigma, _victims(config, spec.n_victims))
     for _ in training_rounds(prep, state, 1, max(spec.rounds), taps=[tap]):
         pass

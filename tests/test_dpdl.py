@@ -1,5 +1,6 @@
 """DPDL (Algorithm 1) against a plain per-agent reference written here, with no engine code."""
 import copy
+import json
 import math
 
 import numpy as np
@@ -188,6 +189,11 @@ def test_authors_variant_is_one_switch():
         "dpdl_lenet_authors", 144, 0.9, 0.995, 30, "authors_code")
     assert c.algo == {"alpha": 1.5, "clip_mode": "microbatch", "n_microbatches": 4, "cosine": "per_tensor", "weight_decay": 5e-4}
     assert preset("cifar10", variant="authors").model == "dpdl_cnn_authors"
+    # the code's command-line defaults --lr 0.1 --ct 1, on both datasets; init stays an option
+    for dataset in ("mnist", "cifar10"):
+        a = preset(dataset, variant="authors")
+        assert (a.lr, a.clip, a.init) == (0.1, 1.0, "shared")
+    assert preset("mnist", variant="authors", init="per_agent").init == "per_agent"
     assert preset("mnist", variant="authors", algorithm="dp_dpsgd").algo == {}  # DPDL's options only
     with pytest.raises(ConfigError, match="allowed values"):
         preset("mnist", variant="released")
@@ -201,3 +207,19 @@ def test_step_decay_of_the_learning_rate():
         ctx.begin_round(t)
         lrs.append(ctx.lr)
     assert lrs == pytest.approx([0.1, 0.1, 0.05, 0.05, 0.025])
+
+
+def test_per_agent_init_gives_each_agent_its_own_seeded_model():
+    from dpdl_core.runner import prepare
+
+    cfg = ExperimentConfig(n_agents=4, rounds=1, batch_size=8, train_samples=200, eval_samples=50, init="per_agent")
+    X = prepare(cfg).initial_models()
+    assert X.shape[0] == 4 and all(not torch.equal(X[0], X[i]) for i in range(1, 4))
+    assert torch.equal(X, prepare(cfg).initial_models())  # seeded: the same run is the same
+    other = prepare(cfg.replace(seed=1)).initial_models()
+    assert not torch.equal(X, other)
+    shared = prepare(cfg.replace(init="shared")).initial_models()
+    assert all(torch.equal(shared[0], shared[i]) for i in range(4))
+    # shared init is the default and leaves the hash of runs stored before the field existed
+    assert "init" not in json.loads(ExperimentConfig(n_agents=4).canonical_json())["config"]
+    assert json.loads(cfg.canonical_json())["config"]["init"] == "per_agent"

@@ -60,6 +60,12 @@ def study() -> Study:
         prio = 0 if alg in ("dpdl",) + PAIR_BASELINES["mnist"] else 1
         add(f"mnist/code_hp/paper_noise/{alg}/seed0", "Table I at the authors' code's eta, C: is DPDL best?", prio,
             preset("mnist", algorithm=alg, sigma_rule="authors_code", **MNIST, **CODE_HP))
+    # 1: DPDL as the authors' code runs it (every default of the code), shared and per-agent x_0.
+    authors = {k: v for k, v in MNIST.items() if k != "batch_size"}
+    for init in ("shared", "per_agent"):
+        add(f"mnist/authors_variant/code_hp/{init}_init/dpdl/seed0",
+            f"DPDL as the authors' code runs it (eta 0.1, C 1), {init.replace('_', '-')} initial model", 1,
+            preset("mnist", variant="authors", init=init, **authors))
     for seed in (1, 2):
         for alg in ("dpdl",) + PAIR_BASELINES["mnist"]:
             add(f"mnist/code_hp/paper_noise/{alg}/seed{seed}", "seed spread of the decisive pair (code eta, C)", 2,
@@ -71,7 +77,7 @@ def study() -> Study:
                 preset("mnist", algorithm=alg, sigma_rule=rule, **MNIST))
     # 4: the authors' variant as first designed (the paper's eta and C, the code's other defaults).
     add("mnist/authors_variant/paper_hp/dpdl/seed0", "DPDL as the authors' code runs it, at the paper's eta, C", 4,
-        preset("mnist", variant="authors", **{k: v for k, v in MNIST.items() if k != "batch_size"}))
+        preset("mnist", variant="authors", lr=0.005, clip=2.0, **authors))
     # 5: CIFAR-10 Table II cell.
     for alg in CIFAR_ALGORITHMS:
         add(f"cifar10/paper_hp/paper_noise/{alg}/seed0", "Table II at the paper's eta, C: is DPDL best?", 5,
