@@ -6,8 +6,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp-setup
 KERNEL := dpdl-replication
 PROFILE ?= cpu
-# Notebook folders to run (make figures PAPER=dpdl); empty: all (overview, dpdl, pdsl, leasgd, straggler).
+# Notebook folders to run (make figures PAPER=dpdl, PAPER="dpdl pdsl" or PAPER=dpdl,pdsl); empty: all
+# (overview, dpdl, pdsl, leasgd, straggler).
 PAPER ?=
+comma := ,
+PAPERS := $(strip $(subst $(comma), ,$(PAPER)))
 # Offline mirror folder with mnist.npz / cifar10.npz (CI: ../shared/data).
 DATA_MIRROR ?=
 ifneq ($(strip $(DATA_MIRROR)),)
@@ -17,7 +20,7 @@ endif
 .PHONY: help setup test pytest nbval figures fidelity notebooks bench report clean distclean
 
 help: ## List the targets
-	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folder of notebooks/> (default all), DATA_MIRROR=DIR"
+	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folders of notebooks/, e.g. dpdl,pdsl> (default all), DATA_MIRROR=DIR"
 	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  make %-13s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## Create .venv (Python 3.11), install the package with dev extras, register the Jupyter kernel
@@ -35,15 +38,15 @@ pytest: $(STAMP) ## Unit, oracle and statistical tests only
 	DPDL_PROGRESS=0 $(PY) -m pytest tests
 
 nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells assert their results
-	DPDL_PROGRESS=0 DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results DPDL_FIGURES_DIR=$(CURDIR)/build/smoke-figures $(PY) -m pytest --nbval-lax \
+	DPDL_PROGRESS=0 DPDL_PROFILE=smoke DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results DPDL_FIGURES_DIR=$(CURDIR)/build/smoke-figures $(PY) -m pytest --nbval-lax \
 		--nbval-kernel-name $(KERNEL) -p no:cacheprovider notebooks
 
-figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill; write figures/ and tables
-	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(strip $(PAPER)),--paper $(PAPER))
+figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill -> figures/PROFILE/
+	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(PAPERS),--paper $(PAPERS))
 
-fidelity: $(STAMP) ## DPDL paper-scale study (about 4 h on 2 cores, resumable) -> results/fidelity/cpu, figures/dpdl_fidelity_*
+fidelity: $(STAMP) ## DPDL paper-scale study (about 4 h on 2 cores, resumable) -> results/fidelity/cpu, figures/cpu/dpdl_fidelity_*
 	mkdir -p build/notebooks/cpu/dpdl
-	$(PY) -m papermill notebooks/dpdl/ext04_fidelity_at_scale.ipynb build/notebooks/cpu/dpdl/ext04_fidelity_at_scale.ipynb \
+	DPDL_PROFILE=cpu $(PY) -m papermill notebooks/dpdl/ext04_fidelity_at_scale.ipynb build/notebooks/cpu/dpdl/ext04_fidelity_at_scale.ipynb \
 		-p profile cpu -p run_missing True -k $(KERNEL) --cwd notebooks/dpdl
 
 bench: $(STAMP) ## Engine benchmark: ratios against per-edge and naive loops -> benchmarks/results.json
@@ -53,7 +56,7 @@ report: $(STAMP) ## Site of PROFILE's figures, tables and executed notebooks (af
 	$(PY) -m dpdl_core report --profile $(PROFILE)
 
 .PHONY: report-check
-report-check: $(STAMP) ## Build the site of the smoke outputs (after nbval) in build/report-smoke; check it in headless chromium
+report-check: $(STAMP) ## Build the site of the smoke outputs (after nbval: build/smoke-figures/smoke) in build/report-smoke; check it in headless chromium
 	$(PY) -m dpdl_core report --profile smoke --out build/report-smoke --figures build/smoke-figures
 	$(PY) tests/browser_check.py build/report-smoke/index.html --screenshot build/report_screenshot.png
 
@@ -62,4 +65,4 @@ clean: ## Remove executed notebooks, smoke results and caches (keeps data/ and t
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
 distclean: clean ## Also remove the venv, stored results and generated figures
-	rm -rf $(VENV) data/results figures/*.pdf figures/*.png figures/*.md figures/*.tex figures/*.json figures/*.csv
+	rm -rf $(VENV) data/results figures/smoke figures/cpu figures/paper

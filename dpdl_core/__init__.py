@@ -6,7 +6,20 @@
 """
 __version__ = "0.1.0"
 
-from .config import ExperimentConfig  # noqa: E402
-from .runner import RunResult, run  # noqa: E402
-
 __all__ = ["ExperimentConfig", "RunResult", "run", "__version__"]
+
+# Imported on first use, not here: `python -m dpdl_core --help` and its errors must answer
+# before torch (seconds to import) is loaded.
+_LAZY = {"ExperimentConfig": "config", "RunResult": "runner", "run": "runner"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + list(_LAZY))

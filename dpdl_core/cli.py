@@ -1,128 +1,313 @@
-"""Command line: ``python -m dpdl_core {run,figures,report,summary,plan} --help``."""
+"""Command line: ``python -m dpdl_core {run,figures,report,summary,plan,study,list,results} --help``
+(installed as the ``dpdl`` command too).
+
+Every module beyond the standard library is imported inside the command that needs it, so
+``--help`` and argument errors answer at once (torch alone takes seconds to import).
+
+Errors: a user error (bad config, missing data, a folder that cannot be written, an
+unknown name) prints one ``error: ...`` line saying what to do and exits with 2; Ctrl-C
+exits with 130 saying how to resume; anything else prints one line and exits with 1.
+``--debug`` shows the traceback instead.
+"""
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["UserError", "main"]
+
+PROFILE_CHOICES = ["smoke", "cpu", "paper"]
+LIST_KINDS = ["fields", "algorithms", "datasets", "topologies"]
+LISTING_HINT = ("Fields, algorithms, datasets and topologies: python -m dpdl_core list "
+                "fields|algorithms|datasets|topologies")
+
+
+class UserError(Exception):
+    """A mistake of the caller, reported as one line and exit code 2."""
+
+
+def _user_error_types() -> tuple[type, ...]:
+    """The exceptions that are the caller's to fix. ``ValueError`` covers the config, data,
+    profile and name checks (each message names the allowed values)."""
+    types: list[type] = [UserError, ValueError, FileNotFoundError, PermissionError, NotADirectoryError]
+    # Only modules a command already imported can have raised their errors.
+    for module, name in (("dpdl_core.data.acquisition", "DataUnavailableError"),
+                         ("dpdl_core.studies", "SubsetDataError"),
+                         ("jupyter_client.kernelspec", "NoSuchKernel")):
+        if module in sys.modules:
+            types.append(getattr(sys.modules[module], name))
+    return tuple(types)
+
+
+def _finite(value):
+    """``value`` with every non-finite float replaced by ``None`` (JSON ``null``, not ``Infinity``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _print_json(value) -> None:
+    print(json.dumps(_finite(value), indent=2, allow_nan=False))
+
+
+def _results_store(path: str | None, *, create: bool = True):
+    """The results store at ``path`` (default ``$DPDL_RESULTS_DIR`` or ``data/results``),
+    checked to be a folder this process can write (``create``) or read."""
+    from .results import RESULTS_ENV, ResultStore, default_results_dir
+
+    root = Path(path) if path else default_results_dir()
+    origin = "--results" if path else (f"${RESULTS_ENV}" if os.environ.get(RESULTS_ENV) else "the default results folder")
+    fix = "pass --results DIR or set $DPDL_RESULTS_DIR to a folder you can write"
+    if root.exists() and not root.is_dir():
+        raise UserError(f"results folder {root} ({origin}) is a file, not a folder; {fix}")
+    if not root.exists():
+        if not create:
+            raise UserError(f"results folder {root} ({origin}) does not exist; run something first or {fix}")
+        try:
+            root.mkdir(parents=True)
+        except OSError as exc:
+            raise UserError(f"results folder {root} ({origin}) cannot be created ({exc.strerror}); {fix}") from None
+    if create and not os.access(root, os.W_OK | os.X_OK):
+        raise UserError(f"results folder {root} ({origin}) is read-only; {fix}")
+    return ResultStore(root)
 
 
 def _cmd_run(args) -> int:
-    from .config import ConfigError, ExperimentConfig
-    from .data import DataFileError, DataUnavailableError
-    from .results import ResultStore
+    from .config import ExperimentConfig
     from .runner import run
 
-    try:
-        cfg = ExperimentConfig.from_yaml(args.config) if args.config else ExperimentConfig()
-        cfg = cfg.with_overrides(args.set)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    cfg = ExperimentConfig.from_yaml(args.config) if args.config else ExperimentConfig()
+    cfg = cfg.with_overrides(args.set)
     if args.print_config:
         print(cfg.to_yaml(), end="")
         return 0
-    try:
-        result = run(cfg, store=ResultStore(args.results) if args.results else None, force=args.force)
-    except (DataUnavailableError, DataFileError) as exc:  # the data's fault, and the message says what to do
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if cfg.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserError("device=cuda but torch sees no CUDA GPU here; use --set device=cpu, or device=auto "
+                            "(the GPU when there is one)")
+    store = _results_store(args.results)
+    result = run(cfg, store=store, force=args.force)
     curves = result.curves()
-    summary = {
+    _print_json({
         "hash": result.hash,
         "cached": result.cached,
         "rounds": int(curves.index.max()),
+        "diverged": bool(result.meta.get("diverged", False)),
         "final_train_loss_mean": float(curves["train_loss_mean"].dropna().iloc[-1]),
         "final_avg_test_acc": result.final("avg_test_acc"),
         "sigma_mean": result.meta.get("sigma_mean"),
         "epsilon_rdp_max": result.meta.get("epsilon_rdp_max"),
         "dataset": result.meta.get("dataset_label"),
         "wall_seconds": round(result.meta.get("wall_seconds", 0.0), 1),
-    }
-    print(json.dumps(summary, indent=2))
+        "result_file": str(store.path(result.hash)),
+    })
     return 0
 
 
 def _cmd_figures(args) -> int:
     from .pipeline import execute_notebooks
+    from .progress import format_seconds
 
-    try:
-        timings = execute_notebooks(args.profile, args.kernel, papers=args.paper or None, only=args.only or None)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    total = sum(t for _, t in timings)
-    print(f"[figures] {len(timings)} notebooks, profile {args.profile}, {total:.0f} s in total")
+    papers = [p for item in args.paper or [] for p in item.split(",") if p]
+    report = execute_notebooks(args.profile, args.kernel, papers=papers or None, only=args.only or None)
+    total = sum(t for _, t in report.timings)
+    print(f"[figures] {len(report.timings)} notebooks, profile {args.profile}, {format_seconds(total)} in total; "
+          f"outputs in {report.figures}")
+    if report.failed:
+        print(f"error: {len(report.failed)} notebook(s) failed: {', '.join(report.failed)} (see the messages "
+              f"above; their earlier outputs were moved to {report.figures / 'stale'})", file=sys.stderr)
+        return 1
     return 0
 
 
 def _cmd_report(args) -> int:
     from .pipeline import build_report
 
-    try:
-        print(build_report(args.profile, out=args.out, figures=args.figures))
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.figures is not None and not args.figures.is_dir():
+        raise UserError(f"--figures {args.figures} is not a folder; pass the folder `make figures` writes "
+                        f"(default figures/, one subfolder per profile), or run `make figures PROFILE={args.profile}` "
+                        f"first")
+    print(build_report(args.profile, out=args.out, figures=args.figures))
     return 0
 
 
 def _cmd_summary(args) -> int:
-    from .papers.dpdl.results import summary_markdown
+    from .papers.dpdl.results import TABLES, grid, summary_markdown
+    from .plotting import PROFILE_ENV
+    from .results import ResultStore
 
+    store = ResultStore()
+    if not any(store.has(c.hash) for _, dataset, topologies in TABLES.values()
+               for c in grid(dataset, topologies, args.profile)):
+        raise UserError(f"no run of the DPDL accuracy tables is stored at profile {args.profile} in {store.root}; "
+                        f"run `make figures PROFILE={args.profile} PAPER=dpdl` first")
+    os.environ[PROFILE_ENV] = args.profile  # the summary is one of this profile's outputs
     print(summary_markdown(args.profile), end="")
     return 0
 
 
 def _cmd_plan(args) -> int:
     from .plan import Benchmark, format_plan, make_plan
-    from .results import ResultStore
 
-    try:
-        store = ResultStore(args.results) if args.results else None
-        plan = make_plan(args.profile, papers=args.paper or None, store=store, benchmark=Benchmark.load(args.benchmark))
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    store = _results_store(args.results, create=False) if args.results else None
+    plan = make_plan(args.profile, papers=args.paper or None, store=store, benchmark=Benchmark.load(args.benchmark))
     print(format_plan(plan, executor=args.executor))
     return 0
 
 
 def _cmd_study(args) -> int:
-    from .config import ConfigError
-    from .data import DataFileError, DataUnavailableError
-    from .studies import SubsetDataError, describe_runs, load_study, run_study, study_papers
+    from .studies import describe_runs, load_study, run_study, study_papers
 
     papers = args.paper or study_papers()
-    try:
-        studies = [load_study(p) for p in papers]
-        if args.action == "plan":
-            print("\n\n".join(describe_runs(s) for s in studies))
-            return 0
-        if args.threads:
-            import torch
+    studies = [load_study(p) for p in papers]
+    if args.action == "plan":
+        print("\n\n".join(describe_runs(s) for s in studies))
+        return 0
+    if args.threads:
+        import torch
 
-            torch.set_num_threads(args.threads)
-        computed = 0
-        for s in studies:
-            computed += run_study(s, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
-                                  log=lambda line: print(line, flush=True))
-    except (ConfigError, SubsetDataError, DataUnavailableError, DataFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        torch.set_num_threads(args.threads)
+    computed = 0
+    for s in studies:
+        computed += run_study(s, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
+                              log=lambda line: print(line, flush=True))
     print(f"[study] {computed} runs computed; every run of {', '.join(papers)} is stored"
           if args.max_runs is None and not args.key else f"[study] {computed} runs computed")
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dpdl_core", description="Replication package: DPDL, PDSL, LEASGD and the straggler-resilient scheme.")
+def _field_types(doc: str) -> dict[str, str]:
+    """``name -> type`` from the ``Attributes`` section of a numpy-style docstring."""
+    types = {}
+    for line in doc.splitlines():
+        names, sep, kind = line.strip().partition(" : ")
+        if sep and line.startswith("    ") and not line.startswith("        "):
+            types.update({n.strip(): kind.strip() for n in names.split(",")})
+    return types
+
+
+def _cmd_list(args) -> int:
+    import dataclasses
+
+    if args.kind == "fields":
+        from .config import ExperimentConfig
+
+        types = _field_types(ExperimentConfig.__doc__ or "")
+        rows = []
+        for f in dataclasses.fields(ExperimentConfig):
+            default = "{...}" if f.default is dataclasses.MISSING else repr(f.default)
+            rows.append((f.name, default, types.get(f.name, "")))
+        width = max(len(r[0]) for r in rows)
+        print(f"{'field':<{width}}  default / type  (set one with --set FIELD=VALUE; algo.NAME=VALUE for options)")
+        for name, default, kind in rows:
+            print(f"{name:<{width}}  {default}" + (f"  ({kind})" if kind else ""))
+    elif args.kind == "algorithms":
+        from .algorithms import algorithms
+
+        for name, cls in sorted(algorithms().items()):
+            options = ", ".join(f.name for f in dataclasses.fields(cls.Params))
+            print(f"{name:<12} {cls.display_name:<12} options (algo.NAME): {options or 'none'}")
+    elif args.kind == "datasets":
+        from .data import DATASETS
+
+        for name, spec in DATASETS.items():
+            print(f"{name:<12} {spec.pretty}")
+    else:
+        from .topology import TOPOLOGIES
+
+        print("\n".join(TOPOLOGIES))
+    return 0
+
+
+def _find_hash(store, prefix: str) -> str:
+    """The stored run whose hash starts with ``prefix`` (exactly one)."""
+    found = [h for h in store.hashes() if h.startswith(prefix)]
+    if len(found) != 1:
+        what = "no stored run" if not found else f"{len(found)} stored runs ({', '.join(found[:5])})"
+        raise UserError(f"{what} in {store.root} match {prefix!r}; `python -m dpdl_core results list` shows the hashes")
+    return found[0]
+
+
+def _final_metrics(history) -> dict:
+    """The last value of every network-wide metric of a history."""
+    net = history[history["agent"] == -1].sort_values("round")
+    return {m: float(g["value"].iloc[-1]) for m, g in net.groupby("metric")}
+
+
+def _results_table(store):
+    """One row per stored run: hash, file, flattened config, scalar metadata and final metrics."""
+    import pandas as pd
+
+    index = store.configs()
+    finals = []
+    for h in index["hash"]:
+        finals.append({f"final.{k}": v for k, v in _final_metrics(store.load_run(h)[1]).items()})
+    table = pd.concat([index, pd.DataFrame(finals, index=index.index)], axis=1)
+    table.insert(1, "file", [str(store.path(h)) for h in index["hash"]])
+    return table
+
+
+def _cmd_results(args) -> int:
+    store = _results_store(args.results, create=False)
+    if args.action == "show":
+        if not args.hash:
+            raise UserError("results show needs a hash (or its first characters): python -m dpdl_core results show HASH")
+        h = _find_hash(store, args.hash)
+        header, history = store.load_run(h)
+        _print_json({"hash": h, "file": str(store.path(h)), "config": header["config"],
+                     "final": _final_metrics(history), "meta": header["meta"]})
+        return 0
+    if not store.hashes():
+        raise UserError(f"no runs are stored in {store.root}; `python -m dpdl_core run` stores one")
+    if args.action == "list":
+        cols = ["hash", "dataset", "algorithm", "topology", "n_agents", "epsilon", "rounds", "seed", "meta.diverged"]
+        index = store.configs()
+        print(index[[c for c in cols if c in index.columns]].to_string(index=False))
+        print(f"{len(index)} runs in {store.root}; details: python -m dpdl_core results show HASH", file=sys.stderr)
+        return 0
+    table = _results_table(store)
+    if args.format == "csv":
+        if args.out:
+            table.to_csv(args.out, index=False)
+        else:
+            table.to_csv(sys.stdout, index=False)
+    else:
+        import importlib.util
+
+        if importlib.util.find_spec("pyarrow") is None:
+            raise UserError("--format parquet needs pyarrow, which is not installed; use --format csv, or "
+                            "install pyarrow in this environment")
+        if not args.out:
+            raise UserError("--format parquet writes a file: pass --out FILE.parquet")
+        table.to_parquet(args.out, index=False)
+    if args.out:
+        print(f"{len(table)} runs written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the full traceback of an error")
+    parser = argparse.ArgumentParser(
+        prog="python -m dpdl_core", parents=[debug],
+        description="Replication package: DPDL, PDSL, LEASGD and the straggler-resilient scheme. The same "
+                    "commands are installed as `dpdl` (e.g. `dpdl run --help`).")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("run", help="train one configuration (loaded from the results store if already run)")
+    p = sub.add_parser("run", parents=[debug], help="train one configuration (loaded from the results store if "
+                       "already run)", epilog=LISTING_HINT + ". Ctrl-C stops after the current round; the same "
+                       "command resumes.")
     p.add_argument("config", nargs="?", help="YAML config file (default: ExperimentConfig defaults)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a field, e.g. --set epsilon=1.0 --set algo.alpha=2 (repeatable)")
@@ -131,32 +316,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--print-config", action="store_true", help="print the resolved config as YAML and exit")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("figures", help="execute the notebooks with papermill at a profile")
-    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p = sub.add_parser("figures", parents=[debug], help="execute the notebooks with papermill at a profile")
+    p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
     p.add_argument("--kernel", default="dpdl-replication", help="Jupyter kernel name (make setup registers it)")
-    p.add_argument("--paper", nargs="*", help="paper folders of notebooks/ to run (default: all), e.g. dpdl pdsl")
+    p.add_argument("--paper", nargs="*", help="paper folders of notebooks/ to run (default: all), e.g. dpdl pdsl "
+                   "or dpdl,pdsl")
     p.add_argument("--only", nargs="*", help="notebook names (without .ipynb) to run")
     p.set_defaults(func=_cmd_figures)
 
-    p = sub.add_parser("report", help="static HTML site: every figure and table of a profile by paper, and the "
-                       "executed notebooks", description="Build one offline site (index.html) with every figure and "
-                       "table of the profile, grouped by paper, each with the data that produced it, and the notebooks "
-                       "executed by `make figures` rendered to HTML.")
-    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p = sub.add_parser("report", parents=[debug], help="static HTML site: every figure and table of a profile by "
+                       "paper, and the executed notebooks", description="Build one offline site (index.html) with "
+                       "every figure and table of the profile, grouped by paper, each with the data that produced "
+                       "it, and the notebooks executed by `make figures` rendered to HTML.")
+    p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
     p.add_argument("--out", type=Path, help="site folder, replaced by every build (default build/report)")
-    p.add_argument("--figures", type=Path, help="folder of the figures and tables (default $DPDL_FIGURES_DIR or figures/)")
+    p.add_argument("--figures", type=Path, help="folder holding one subfolder of figures and tables per profile "
+                   "(default $DPDL_FIGURES_DIR or figures/)")
     p.set_defaults(func=_cmd_report)
 
-    p = sub.add_parser("summary", help="DPDL paper: reproduced-vs-paper accuracy summary of a profile's stored runs")
-    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+    p = sub.add_parser("summary", parents=[debug],
+                       help="DPDL paper: reproduced-vs-paper accuracy summary of a profile's stored runs")
+    p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
     p.set_defaults(func=_cmd_summary)
 
     p = sub.add_parser(
-        "plan", help="count a profile's runs, those already stored and their estimated CPU-hours (runs nothing)",
+        "plan", parents=[debug],
+        help="count a profile's runs, those already stored and their estimated CPU-hours (runs nothing)",
         description="Before running a profile: per paper and notebook group, the runs its notebooks sweep, how many "
                     "the results store holds, and an estimate of their CPU-hours scaled from the engine benchmark "
-                    "(benchmarks/results.json, else the README's table).")
-    p.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
+                    "(benchmarks/results.json, else the table in docs/benchmarks.md).")
+    p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
     p.add_argument("--paper", nargs="*", help="papers to plan (default: all), e.g. dpdl pdsl")
     p.add_argument("--executor", choices=["local", "ray"], default=os.environ.get("DPDL_EXECUTOR", "local"),
                    help="how the sweep would run: local worker processes or a Ray cluster ($RAY_ADDRESS) "
@@ -166,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_cmd_plan)
 
     p = sub.add_parser(
-        "study", help="paper-scale studies: plan (what is stored, what is left) or run (resumable) -> results/<paper>/",
+        "study", parents=[debug],
+        help="paper-scale studies: plan (what is stored, what is left) or run (resumable) -> results/<paper>/",
         description="Each paper's study is the smallest set of runs at the paper's own scale that decides its claims "
                     "(dpdl_core/papers/<paper>/study.py). `run` computes what results/<paper>/ lacks, decisive runs "
                     "first, one at a time; stop it at any moment and run the same command again to resume.")
@@ -179,5 +369,42 @@ def main(argv: list[str] | None = None) -> int:
                    help="run on subset data (refused by default; captions then name the subset)")
     p.set_defaults(func=_cmd_study)
 
-    args = parser.parse_args(argv)
-    return args.func(args)
+    p = sub.add_parser("list", parents=[debug], help="the config fields (with defaults), algorithms, datasets or "
+                       "topologies `run --set` accepts")
+    p.add_argument("kind", choices=LIST_KINDS)
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("results", parents=[debug], help="stored runs: list, show one, export all (CSV or Parquet)",
+                       description="Read the results store back: `list` one line per run, `show HASH` (or its "
+                                   "first characters) the config, final metrics and metadata, `export` one row per "
+                                   "run (flattened config, metadata, final metrics).")
+    p.add_argument("action", choices=["list", "show", "export"])
+    p.add_argument("hash", nargs="?", help="run hash or its first characters (show)")
+    p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
+    p.add_argument("--format", choices=["csv", "parquet"], default="csv", help="export format (default csv)")
+    p.add_argument("--out", type=Path, help="export file (default: CSV on stdout)")
+    p.set_defaults(func=_cmd_results)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; return its exit code (0 done, 1 failed, 2 user error, 130 interrupted)."""
+    args = _parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt as exc:
+        if debug:
+            raise
+        message = str(exc) or "interrupted; run the same command again to resume from the last checkpoint"
+        print(f"\n{message}", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        if isinstance(exc, _user_error_types()):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"error: {type(exc).__name__}: {exc} (an internal error; rerun with --debug for the traceback)",
+              file=sys.stderr)
+        return 1

@@ -2,16 +2,46 @@
 
 Notebooks live in ``notebooks/<folder>/`` (``overview`` and one folder per paper). Sources
 are never modified: executed copies go to ``build/notebooks/<profile>/<folder>/``. Figures
-and tables are written by the notebooks into ``figures/`` through :mod:`dpdl_core.plotting`.
+and tables are written by the notebooks into ``figures/<profile>/`` through
+:mod:`dpdl_core.plotting`, so that profiles never overwrite each other.
+
+A notebook that fails is reported in a few lines (the error's last lines, which say what to
+fix, and the executed copy to open for the whole traceback); the outputs it did not rewrite
+are moved to ``figures/<profile>/stale/``, out of the report, and the other notebooks run.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["execute_notebooks", "build_report", "notebook_paths"]
+__all__ = ["FiguresReport", "build_report", "execute_notebooks", "notebook_paths", "set_aside_stale"]
 
 ROOT = Path(__file__).resolve().parents[1]
+# Lines of a failing cell's error shown by `make figures`; the executed notebook has the rest.
+ERROR_LINES = 4
+# The kernel's log: at ERROR, not its "running over TCP without encryption" warning, which
+# concerns remote kernels, not one papermill starts on this machine.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+
+
+@dataclass
+class FiguresReport:
+    """What :func:`execute_notebooks` did.
+
+    Attributes
+    ----------
+    timings : (folder/name, seconds) per notebook executed, failed ones included
+    failed : folder/name of the notebooks that raised
+    figures : the profile's figures folder
+    """
+
+    timings: list[tuple[str, float]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    figures: Path = Path()
 
 
 def notebook_folders(notebook_dir: Path | None = None) -> list[str]:
@@ -36,52 +66,134 @@ def notebook_paths(notebook_dir: Path | None = None, papers: list[str] | None = 
     return [nb for f in folders if not papers or f in papers for nb in sorted((root / f).glob("*.ipynb"))]
 
 
-def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None, only: list[str] | None = None,
-                      out_dir: Path | None = None) -> list[tuple[str, float]]:
-    """Run the notebooks of ``papers`` (default all) with ``profile`` injected; return
-    (folder/name, seconds) per notebook."""
-    import papermill as pm
+def _check_kernel(kernel: str) -> None:
+    """Raise ValueError naming the installed kernels when ``kernel`` is not one of them."""
+    from jupyter_client.kernelspec import KernelSpecManager
 
+    installed = sorted(KernelSpecManager().find_kernel_specs())
+    if kernel not in installed:
+        raise ValueError(f"Jupyter kernel {kernel!r} is not installed; run `make setup` (it registers "
+                         f"'dpdl-replication') or pass --kernel with one of {installed}")
+
+
+@contextmanager
+def _kernel_environment(profile: str):
+    """The environment the notebooks' kernels inherit: the profile whose folder their outputs
+    go to, and progress as log lines (a widget bar would be stored in the executed notebook)
+    unless ``$DPDL_PROGRESS`` says otherwise."""
+    from .plotting import PROFILE_ENV
+    from .progress import PROGRESS_ENV
+
+    saved = {k: os.environ.get(k) for k in (PROFILE_ENV, PROGRESS_ENV)}
+    os.environ[PROFILE_ENV] = profile
+    os.environ.setdefault(PROGRESS_ENV, "log")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def set_aside_stale(notebook: Path, figures: Path, since: float) -> list[Path]:
+    """Move the outputs of ``notebook`` in ``figures`` not written since ``since`` (a time
+    stamp) to ``figures/stale/``, where the report does not look; return their new paths.
+
+    An output belongs to the notebook :func:`dpdl_core.site.attribute` names for it."""
+    from .site import attribute
+
+    sources = {f: sorted((notebook.parents[1] / f).glob("*.ipynb")) for f in notebook_folders(notebook.parents[1])}
+    moved = []
+    for path in sorted(figures.glob("*.*")):
+        if (path.is_file() and path.stat().st_mtime < since
+                and attribute(path.stem, sources) == (notebook.parent.name, notebook.stem)):
+            (figures / "stale").mkdir(exist_ok=True)
+            moved.append(Path(shutil.move(path, figures / "stale" / path.name)))
+    return moved
+
+
+def _failure_lines(exc, executed: Path) -> list[str]:
+    """A failed cell in a few lines: where, the error's last lines (they say what to fix), where the rest is."""
+    text = f"{exc.ename}: {exc.evalue}".strip().splitlines()
+    shown = text[-ERROR_LINES:]
+    return [f"  cell {exc.exec_count}: " + shown[0], *("  " + ln for ln in shown[1:]),
+            f"  the whole traceback: {executed}"]
+
+
+def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None, only: list[str] | None = None,
+                      out_dir: Path | None = None, notebook_dir: Path | None = None) -> FiguresReport:
+    """Run the notebooks of ``papers`` (default all) with ``profile`` injected, printing
+    ``[k/n] folder/name`` with the elapsed time and an ETA (from the mean time per notebook
+    so far) before each.
+
+    Raises
+    ------
+    ValueError
+        For an unknown profile, paper or kernel, or ``only`` naming no notebook of ``papers``.
+    """
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    from .plotting import figures_dir
     from .profiles import load_profile
+    from .progress import format_seconds
 
     load_profile(profile)  # fail early on a bad name
+    candidates = notebook_paths(notebook_dir, papers=papers)
+    notebooks = [nb for nb in candidates if not only or nb.stem in only]
+    if not notebooks:
+        raise ValueError(f"--only {only} matches no notebook of {papers or 'any paper'}; the names (without "
+                         f".ipynb) are: {sorted(nb.stem for nb in candidates)}")
+    _check_kernel(kernel)
     out_dir = out_dir or ROOT / "build" / "notebooks" / profile
-    timings = []
-    for nb in notebook_paths(papers=papers):
-        if only and nb.stem not in only:
-            continue
-        t0 = time.perf_counter()
-        name = f"{nb.parent.name}/{nb.name}"
-        print(f"[figures] {name} (profile={profile})", flush=True)
-        (out_dir / nb.parent.name).mkdir(parents=True, exist_ok=True)
-        pm.execute_notebook(
-            str(nb),
-            str(out_dir / nb.parent.name / nb.name),
-            parameters={"profile": profile},
-            kernel_name=kernel,
-            cwd=str(nb.parent),
-            progress_bar=False,
-        )
-        timings.append((name, time.perf_counter() - t0))
-        print(f"[figures] {name} done in {timings[-1][1]:.1f} s", flush=True)
-    return timings
+    report = FiguresReport(figures=figures_dir(profile))
+    started = time.perf_counter()
+    with _kernel_environment(profile):
+        for k, nb in enumerate(notebooks, 1):
+            name = f"{nb.parent.name}/{nb.name}"
+            elapsed = time.perf_counter() - started
+            eta = f", ETA {format_seconds(elapsed / (k - 1) * (len(notebooks) - k + 1))}" if k > 1 else ""
+            print(f"[{k}/{len(notebooks)}] {name} (profile {profile}), elapsed {format_seconds(elapsed)}{eta}",
+                  flush=True)
+            executed = out_dir / nb.parent.name / nb.name
+            executed.parent.mkdir(parents=True, exist_ok=True)
+            t0, stamp = time.perf_counter(), time.time()
+            try:
+                pm.execute_notebook(str(nb), str(executed), parameters={"profile": profile}, kernel_name=kernel,
+                                    cwd=str(nb.parent), progress_bar=False, extra_arguments=KERNEL_ARGUMENTS)
+            except PapermillExecutionError as exc:
+                report.failed.append(name)
+                stale = set_aside_stale(nb, report.figures, stamp)
+                lines = _failure_lines(exc, executed)
+                if stale:
+                    lines.append(f"  {len(stale)} earlier output(s) of it moved to {report.figures / 'stale'}")
+                print(f"[{k}/{len(notebooks)}] {name} FAILED after {format_seconds(time.perf_counter() - t0)}:",
+                      *lines, sep="\n", flush=True)
+            else:
+                print(f"[{k}/{len(notebooks)}] {name} done in {format_seconds(time.perf_counter() - t0)}", flush=True)
+            report.timings.append((name, time.perf_counter() - t0))
+    return report
 
 
 def build_report(profile: str, out: Path | None = None, figures: Path | None = None) -> Path:
-    """Build the report site of ``profile`` (see :mod:`dpdl_core.site`); return its ``index.html``.
+    """Build the report site of ``profile`` (see :mod:`dpdl_core.site`) from
+    ``<figures>/<profile>/``; return its ``index.html``.
 
     Parameters
     ----------
     out : site folder (default ``build/report``), replaced by every build
-    figures : folder of the figures and tables (default :func:`dpdl_core.plotting.figures_dir`)
+    figures : folder of one subfolder of outputs per profile (default
+        :func:`dpdl_core.plotting.figures_root`)
 
     Raises
     ------
     FileNotFoundError
         When nothing has been executed at ``profile`` (run ``make figures PROFILE=...`` first).
     """
-    from .plotting import figures_dir
+    from .plotting import figures_root
     from .site import build_site
 
-    return build_site(profile, figures or figures_dir(), ROOT / "build" / "notebooks" / profile, ROOT / "notebooks",
-                      out or ROOT / "build" / "report")
+    return build_site(profile, (figures or figures_root()) / profile, ROOT / "build" / "notebooks" / profile,
+                      ROOT / "notebooks", out or ROOT / "build" / "report")

@@ -1,8 +1,9 @@
 """Figure output: every saved figure carries the data that ran and the profile.
 
-Beside each figure or table, ``figures/<name>.json`` records its caption and the data and
-profile the caption names, for the report site (:mod:`dpdl_core.site`), which cannot read
-a caption drawn into a PNG.
+Outputs go to ``figures/<profile>/`` (:func:`figures_dir`), so that a ``smoke`` run never
+replaces a ``cpu`` figure. Beside each figure or table, ``figures/<profile>/<name>.json``
+records its caption and the data and profile the caption names, for the report site
+(:mod:`dpdl_core.site`), which cannot read a caption drawn into a PNG.
 """
 from __future__ import annotations
 
@@ -18,19 +19,40 @@ import matplotlib
 matplotlib.use(os.environ.get("MPLBACKEND", "Agg"))
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .profiles import PROFILES  # noqa: E402
+from .profiles import PROFILES, active_profile  # noqa: E402
 
-__all__ = ["figures_dir", "save_figure", "caption", "parse_caption", "write_metadata"]
+__all__ = ["figures_dir", "figures_root", "save_figure", "caption", "parse_caption", "write_metadata"]
 
 FIGURES_ENV = "DPDL_FIGURES_DIR"
+# The profile whose outputs a process writes when a writer is not told (`make figures` sets it
+# for each notebook it executes).
+PROFILE_ENV = "DPDL_PROFILE"
 # "profile cpu" in captions and notes, "Profile `cpu`" in the DPDL summary.
 _PROFILE_RE = re.compile(r"\bprofile\W{0,2}(" + "|".join(PROFILES) + r")\b", re.IGNORECASE)
 
 
-def figures_dir() -> Path:
-    """``$DPDL_FIGURES_DIR`` or the repository's ``figures/``."""
+def figures_root() -> Path:
+    """``$DPDL_FIGURES_DIR`` or the repository's ``figures/``: one subfolder per profile."""
     env = os.environ.get(FIGURES_ENV)
-    path = Path(env) if env else Path(__file__).resolve().parents[1] / "figures"
+    return Path(env) if env else Path(__file__).resolve().parents[1] / "figures"
+
+
+def figures_dir(profile: str | None = None) -> Path:
+    """The folder of ``profile``'s figures and tables, ``<figures_root()>/<profile>/`` (created).
+
+    ``profile`` defaults to ``$DPDL_PROFILE``, else the profile last loaded in this process
+    (:func:`dpdl_core.profiles.active_profile`: a notebook's ``load_profile(profile)``).
+
+    Raises
+    ------
+    ValueError
+        When no profile is given, set or loaded, or it is not a known one.
+    """
+    profile = profile or os.environ.get(PROFILE_ENV) or active_profile()
+    if profile not in PROFILES:
+        raise ValueError(f"outputs are kept per profile and none is known here (got {profile!r}); pass one of "
+                         f"{list(PROFILES)}, set ${PROFILE_ENV}, or call load_profile(profile) first")
+    path = figures_root() / profile
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -60,18 +82,19 @@ def parse_caption(text: str) -> dict:
 
 
 def write_metadata(name: str, kind: str, text: str, **extra) -> Path:
-    """Write ``figures/<name>.json``: ``kind`` (figure or table), the caption ``text``, the
-    data and profile it names (:func:`parse_caption`), ``extra`` fields and the time."""
+    """Write ``figures/<profile>/<name>.json``: ``kind`` (figure or table), the caption
+    ``text``, the data and profile it names (:func:`parse_caption`; that profile's folder),
+    ``extra`` fields and the time."""
     meta = {"name": name, "kind": kind, **parse_caption(text), "caption": text, **extra,
             "written": datetime.now().isoformat(timespec="seconds")}
-    path = figures_dir() / f"{name}.json"
+    path = figures_dir(meta["profile"]) / f"{name}.json"
     path.write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
     return path
 
 
 def save_figure(fig: plt.Figure, name: str, text: str) -> list[Path]:
-    """Add ``text`` as a caption under the figure and write ``figures/<name>.{pdf,png}`` and
-    its metadata ``figures/<name>.json`` (:func:`write_metadata`)."""
+    """Add ``text`` as a caption under the figure and write ``figures/<profile>/<name>.{pdf,png}``
+    (the profile ``text`` names) and its metadata ``<name>.json`` (:func:`write_metadata`)."""
     width_chars = max(40, int(fig.get_figwidth() * 15))
     wrapped = textwrap.fill(text, width_chars)
     lines = wrapped.count("\n") + 1
@@ -79,7 +102,7 @@ def save_figure(fig: plt.Figure, name: str, text: str) -> list[Path]:
     fig.tight_layout(rect=(0, min(0.25, 0.035 * lines * 4 / fig.get_figheight()), 1, 1))
     out = []
     for ext in ("pdf", "png"):
-        path = figures_dir() / f"{name}.{ext}"
+        path = figures_dir(parse_caption(text)["profile"]) / f"{name}.{ext}"
         fig.savefig(path, dpi=150 if ext == "png" else None)
         out.append(path)
     write_metadata(name, "figure", text)

@@ -11,9 +11,12 @@ from importlib import resources
 
 import yaml
 
-__all__ = ["PROFILES", "load_profile"]
+__all__ = ["PROFILES", "active_profile", "load_profile"]
 
 PROFILES = ("smoke", "cpu", "paper")
+# The last profile loaded: the one a notebook runs at, whose folder its outputs go to
+# (:func:`dpdl_core.plotting.figures_dir`).
+_ACTIVE: list[str] = []
 
 
 def load_profile(name: str, paper: str | None = None) -> dict:
@@ -26,6 +29,7 @@ def load_profile(name: str, paper: str | None = None) -> dict:
     """
     if name not in PROFILES:
         raise ValueError(f"profile={name!r} is not known; allowed values: {list(PROFILES)}")
+    _ACTIVE[:] = [name]
     if paper is None:
         path = resources.files("dpdl_core").joinpath("profiles.yaml")
     else:
@@ -34,3 +38,8 @@ def load_profile(name: str, paper: str | None = None) -> dict:
         get_paper(paper)  # validates the name
         path = resources.files("dpdl_core").joinpath("papers", paper, "profiles.yaml")
     return yaml.safe_load(path.read_text())[name]
+
+
+def active_profile() -> str | None:
+    """The profile :func:`load_profile` last loaded in this process, or ``None``."""
+    return _ACTIVE[0] if _ACTIVE else None

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .algorithms import algorithms, display_name
 from .config import ExperimentConfig
-from .plotting import caption, figures_dir, save_figure, write_metadata
+from .plotting import caption, figures_dir, parse_caption, save_figure, write_metadata
 from .results import ResultStore
 
 __all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "verdict", "write_table"]
@@ -142,8 +142,8 @@ def _tex(s) -> str:
 
 def write_table(name: str, title: str, note: str, cols: Sequence[str], rows: Sequence[Sequence],
                 bold: Sequence[tuple[int, int]] = (), claims: pd.DataFrame | None = None) -> str:
-    """Render a table to ``figures/<name>.md`` and ``figures/<name>.tex`` (with its metadata
-    ``figures/<name>.json``: the data and profile ``note`` names); return the Markdown.
+    """Render a table to ``figures/<profile>/<name>.md`` and ``.tex`` (with its metadata
+    ``<name>.json``: the data and profile ``note`` names); return the Markdown.
 
     Parameters
     ----------
@@ -165,11 +165,12 @@ def write_table(name: str, title: str, note: str, cols: Sequence[str], rows: Seq
         md += ["", "| " + " | ".join(ccols) + " |", "|" + "---|" * len(ccols)]
         md += ["| " + " | ".join(str(v) for v in r) + " |" for r in claims.itertuples(index=False)]
     text = "\n".join(md) + "\n"
-    (figures_dir() / f"{name}.md").write_text(text)
+    folder = figures_dir(parse_caption(note)["profile"])  # the profile's folder, as for its metadata
+    (folder / f"{name}.md").write_text(text)
     lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + _tex(title) + ". " + _tex(note) + "}",
              r"\begin{tabular}{" + "l" * len(cols) + "}", r"\hline", " & ".join(_tex(c) for c in cols) + r" \\", r"\hline"]
     lines += [" & ".join(r) + r" \\" for r in tex_cells]
     lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
-    (figures_dir() / f"{name}.tex").write_text("\n".join(lines) + "\n")
+    (folder / f"{name}.tex").write_text("\n".join(lines) + "\n")
     write_metadata(name, "table", note, title=title)
     return text

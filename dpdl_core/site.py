@@ -8,9 +8,10 @@ Layout of the site folder (``build/report/`` by default)::
     notebooks/<folder>/<stem>.html        the executed notebooks
 
 Each figure and table shows the profile and the data that produced it, read from the
-metadata ``figures/<name>.json`` that :func:`dpdl_core.plotting.write_metadata` writes
-beside it (for older outputs: from the caption in the table's Markdown). Outputs of another
-profile are left out. The site works offline: images are local files, tables are rendered
+metadata ``figures/<profile>/<name>.json`` that :func:`dpdl_core.plotting.write_metadata`
+writes beside it (for older outputs: from the caption in the table's Markdown). The site of
+a profile reads that profile's folder only; an output there naming another profile is left
+out, and so are the stale outputs of a failed notebook (``figures/<profile>/stale/``). The site works offline: images are local files, tables are rendered
 from their Markdown or CSV, and the notebook pages use a template without nbconvert's CDN
 scripts (require.js, MathJax, mermaid); :func:`external_references` checks every page.
 """
@@ -232,7 +233,7 @@ def build_site(profile: str, figures: Path, executed: Path, sources: Path, out: 
     Parameters
     ----------
     profile : smoke, cpu or paper; outputs whose metadata names another profile are left out
-    figures : the folder the notebooks write figures and tables to
+    figures : the folder the notebooks write the profile's figures and tables to (``figures/<profile>/``)
     executed : the executed notebooks of ``profile``, ``<folder>/<stem>.ipynb``
     sources : the source notebooks, ``<folder>/<stem>.ipynb`` (which papers and notebooks exist)
     out : the site folder, emptied first

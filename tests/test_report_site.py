@@ -2,6 +2,7 @@
 data, offline notebook pages, and a real headless chromium check of a site built here from
 synthesized outputs (``make report-check`` does the same on the smoke outputs of nbval)."""
 import json
+import shutil
 import struct
 
 import matplotlib.pyplot as plt
@@ -44,11 +45,12 @@ def _executed_notebook(path) -> None:
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
     """A figures folder as the notebooks leave it: cpu outputs of three papers (through the
-    real writers), a companion CSV, a smoke output and an executed cpu notebook (read only)."""
+    real writers) in ``figures/cpu``, a companion CSV, a smoke output in ``figures/smoke`` and a
+    copy of it misplaced among the cpu outputs, and an executed cpu notebook (read only)."""
     root = tmp_path_factory.mktemp("outputs")
-    figures = root / "figures"
+    figures = root / "figures" / "cpu"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DPDL_FIGURES_DIR", str(figures))
+        mp.setenv("DPDL_FIGURES_DIR", str(root / "figures"))
         _figure("dpdl_fig01_mnist_bipartite", "cpu")
         _figure("baselines_overview", "cpu")
         _figure("straggler_fig02_tradeoffs", "cpu", "California housing, 20,640 rows")
@@ -56,6 +58,8 @@ def outputs(tmp_path_factory):
         write_table("pdsl_tab01_mnist_accuracy", "Table 1: test accuracy (%)", f"{DATA}; profile cpu; M = 4",
                     ["algorithm", "acc."], [["PDSL", "91.0"], ["DP-DPSGD", "88.5"]], bold=[(0, 1)])
         _figure("dpdl_fig02_mnist_fully_connected", "smoke")
+    for smoke in (root / "figures" / "smoke").iterdir():
+        shutil.copy2(smoke, figures / smoke.name)
     _executed_notebook(root / "executed" / "dpdl" / "fig01_mnist_bipartite.ipynb")
     return root
 
@@ -63,7 +67,7 @@ def outputs(tmp_path_factory):
 @pytest.fixture
 def site(outputs, tmp_path):
     """A fresh site of the cpu outputs (tests may break it)."""
-    return build_site("cpu", outputs / "figures", outputs / "executed", SOURCES, tmp_path / "site")
+    return build_site("cpu", outputs / "figures" / "cpu", outputs / "executed", SOURCES, tmp_path / "site")
 
 
 def test_parse_caption_reads_the_data_and_profile_of_captions_and_notes():
@@ -75,11 +79,13 @@ def test_parse_caption_reads_the_data_and_profile_of_captions_and_notes():
 
 
 def test_writers_record_the_data_and_profile_beside_each_output(outputs):
-    fig = json.loads((outputs / "figures" / "dpdl_fig01_mnist_bipartite.json").read_text())
+    smoke = json.loads((outputs / "figures" / "smoke" / "dpdl_fig02_mnist_fully_connected.json").read_text())
+    assert smoke["profile"] == "smoke"  # each profile writes its own folder
+    fig = json.loads((outputs / "figures" / "cpu" / "dpdl_fig01_mnist_bipartite.json").read_text())
     assert (fig["kind"], fig["profile"], fig["dataset"]) == ("figure", "cpu", DATA)
-    tab = json.loads((outputs / "figures" / "pdsl_tab01_mnist_accuracy.json").read_text())
+    tab = json.loads((outputs / "figures" / "cpu" / "pdsl_tab01_mnist_accuracy.json").read_text())
     assert (tab["kind"], tab["profile"], tab["title"]) == ("table", "cpu", "Table 1: test accuracy (%)")
-    by_name = {o.name: o for o in collect_outputs(outputs / "figures")}
+    by_name = {o.name: o for o in collect_outputs(outputs / "figures" / "cpu")}
     assert by_name["straggler_fig02_tradeoffs_claims"].meta["profile"] == "cpu"  # from the figure it belongs to
     assert set(by_name["dpdl_fig01_mnist_bipartite"].files) == {"png", "pdf"}
 
@@ -140,7 +146,7 @@ def test_report_says_to_run_the_notebooks_first(tmp_path, monkeypatch, capsys):
 def test_site_refuses_to_replace_a_folder_it_did_not_make(outputs, tmp_path):
     (tmp_path / "notes.txt").write_text("keep me")
     with pytest.raises(ValueError, match="not a report site"):
-        build_site("cpu", outputs / "figures", outputs / "executed", SOURCES, tmp_path)
+        build_site("cpu", outputs / "figures" / "cpu", outputs / "executed", SOURCES, tmp_path)
     assert (tmp_path / "notes.txt").exists()
 
 
