@@ -16,6 +16,7 @@ import pandas as pd
 
 from ...algorithms import display_name
 from ...attacks import InversionConfig
+from ...claims import claims_frame, table_view
 from ...config import ExperimentConfig
 from ...data import DATASETS, denormalize
 from ...image_metrics import METRIC_NOTE
@@ -25,6 +26,7 @@ from ...reporting import load_reference, write_table
 from ...results import ResultStore
 from ...progress import progress_enabled
 from ...threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
+from .claims import attack_claims
 from .presets import preset
 
 __all__ = [
@@ -206,34 +208,11 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
 
 
 def privacy_claim(table: pd.DataFrame) -> pd.DataFrame:
-    """The paper's claim, per channel: the DP message is harder to invert than the
-    unperturbed one (higher MSE, lower PSNR and SSIM) in every cell, and no DP
-    reconstruction passes the success threshold while some unperturbed ones do."""
-    out = []
-    for channel in sorted({s.split("-", 1)[1] for s in table["scenario"]}):
-        wide = table.pivot_table(index=["topology", "n_agents", "metric"], columns="scenario", values="ours")
-        nd = [c for c in wide.columns if c == f"ND-{channel}"]
-        dp = [c for c in wide.columns if c.endswith(f"-{channel}") and not c.startswith("ND")]
-        if not nd or not dp:
-            continue
-        nd, dp = wide[nd[0]], wide[dp[0]]
-        checks = {
-            "MSE": (nd.xs("MSE", level="metric") < dp.xs("MSE", level="metric")),
-            "PSNR": (nd.xs("PSNR", level="metric") > dp.xs("PSNR", level="metric")),
-            "SSIM_x100": (nd.xs("SSIM_x100", level="metric") > dp.xs("SSIM_x100", level="metric")),
-        }
-        ok = sum(int(v.sum()) for v in checks.values())
-        total = sum(len(v) for v in checks.values())
-        dp_success = float(dp.xs("success_%", level="metric").max())
-        nd_success = float(nd.xs("success_%", level="metric").max())
-        out.append({
-            "channel": channel,
-            "DP worse for the attacker (MSE, PSNR, SSIM comparisons)": f"{ok} of {total}",
-            "best ND success (%)": round(nd_success),
-            "best DP success (%)": round(dp_success),
-            "verdict": "holds" if ok == total and dp_success == 0 and nd_success > 0 else "fails",
-        })
-    return pd.DataFrame(out)
+    """The paper's privacy claims per channel (:data:`.claims.ATTACK_SPECS`), as
+    :func:`~dpdl_core.claims.claims_frame`: the DP message is harder to invert than the
+    unperturbed one (higher MSE, lower PSNR and SSIM) in every cell, and no DP reconstruction
+    passes the success threshold while some unperturbed ones do."""
+    return claims_frame(attack_claims(table))
 
 
 def _fmt(v: float, metric: str) -> str:
@@ -261,7 +240,7 @@ def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, titl
                 vals.append(_fmt(o, metric) + ("" if np.isnan(p) else f" ({_fmt(p, metric)})"))
             body.append([metric, scenario, *vals])
     cols = ["metric", "scenario", *heads]
-    return write_table(name, title, note, cols, body, claims=claim)
+    return write_table(name, title, note, cols, body, claims=table_view(claim))
 
 
 def table_note(results: list[AttackResult], dataset: str, profile: str) -> str:

@@ -8,7 +8,6 @@ the shared reference tables) and only ever shown in a "paper" column.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ...algorithms import algorithms, display_name
@@ -17,9 +16,11 @@ from ...data import DATASETS
 from ...plan import RunGroup
 from ...plotting import figures_dir
 from ...profiles import load_profile
-from ...reporting import check_stored, fmt_mean_std, load_histories, load_reference, loss_figure, verdict, write_table
+from ...claims import claims_frame, table_view
+from ...reporting import check_stored, fmt_mean_std, load_histories, load_reference, loss_figure, write_table
 from ...results import ResultStore
 from ...sweep import Grid, expand, run_sweep
+from .claims import table_claims
 from .presets import preset
 
 __all__ = ["FIGURES", "TABLES", "accuracy_table", "accuracy_table_notebook", "claims", "grid", "loss_figure_notebook",
@@ -102,7 +103,8 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None):
     return fig, label, notes
 
 
-def accuracy_table(configs: list[ExperimentConfig], store: ResultStore | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+def accuracy_table(configs: list[ExperimentConfig], key: str,
+                   store: ResultStore | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Final test accuracy (%) per noise mode, cell and algorithm, beside the paper's.
 
     Two accuracies: the average model's (x̄, what the tables' "ours" and the claims use) and
@@ -115,8 +117,8 @@ def accuracy_table(configs: list[ExperimentConfig], store: ResultStore | None = 
         agents_mean, runs, epsilon_rdp (the accountant's ε of the run, max over agents),
         paper_mean, paper_std, diff (ours − paper), best (ours best in its cell and mode).
     claims : DataFrame
-        The paper's qualitative claims per noise mode, each ``holds`` / ``fails (k of n)`` /
-        ``not run``.
+        The claims of table ``key`` (:func:`claims`) per noise mode: holds / fails /
+        inconclusive, with the evidence and the margin used.
     label : str
         The dataset that ran.
     """
@@ -149,31 +151,13 @@ def accuracy_table(configs: list[ExperimentConfig], store: ResultStore | None = 
     cell = ["noise", "alpha_d", "topology", "n_agents", "epsilon"]
     table["best"] = table["ours_mean"] == table.groupby(cell)["ours_mean"].transform("max")
     table = table.sort_values(cell + ["algorithm"]).reset_index(drop=True)
-    return table, claims(table), label
+    return table, claims(table, key), label
 
 
-def claims(table: pd.DataFrame) -> pd.DataFrame:
-    """Check the paper's qualitative claims on the cells that ran, per noise mode."""
-    out = []
-    for mode, t in table.groupby("noise", sort=False):
-        cell = ["alpha_d", "topology", "n_agents", "epsilon"]
-        n_alg = t["algorithm"].nunique()
-        full = t.groupby(cell).filter(lambda g: len(g) == n_alg)
-        best = [g.loc[g["algorithm"] == "dpdl", "best"].item() for _, g in full.groupby(cell) if (g["algorithm"] == "dpdl").any()]
-        mono = []
-        for _, g in t.groupby(["alpha_d", "topology", "n_agents", "algorithm"]):
-            if g["epsilon"].nunique() >= 2:
-                mono.append(bool(np.all(np.diff(g.sort_values("epsilon")["ours_mean"].to_numpy()) >= 0)))
-        order = {"ring": 0, "bipartite": 1, "fully_connected": 2}
-        dense = []
-        for _, g in t.groupby(["alpha_d", "n_agents", "epsilon", "algorithm"]):
-            if g["topology"].nunique() >= 2:
-                acc = g.assign(o=g["topology"].map(order)).sort_values("o")["ours_mean"].to_numpy()
-                dense.append(bool(np.all(np.diff(acc) >= 0)))
-        for claim, results in (("DPDL has the best accuracy in its cell", best), ("accuracy grows with epsilon", mono),
-                               ("denser graphs do better (ring <= bipartite <= fully connected)", dense)):
-            out.append({"noise": mode, "claim": claim, "verdict": verdict(results)})
-    return pd.DataFrame(out, columns=["noise", "claim", "verdict"])
+def claims(table: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The claims the text makes for table ``key`` (:data:`.claims.TABLE_SPECS`) on the cells
+    that ran, per noise mode (the ``condition`` column), as :func:`~dpdl_core.claims.claims_frame`."""
+    return claims_frame(table_claims(table, key))
 
 
 def write_accuracy_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str, title: str, note: str) -> str:
@@ -189,7 +173,7 @@ def write_accuracy_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str
                      "—" if pd.isna(r.diff) else f"{r.diff:+.1f}"])
         if r.best:
             bold.append((k, cols.index("ours: avg model (%)")))
-    shown = claims_df.rename(columns={"claim": "claim of the paper", "verdict": "at this scale"})
+    shown = table_view(claims_df)
     note += ("; paper noise = the authors' sigma rule for every algorithm (not equal privacy); equal epsilon = "
              "each algorithm's sigma calibrated by the RDP accountant for its own messages; diff and bold use the "
              "average model")
@@ -216,7 +200,7 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
     table_name, dataset, topologies = TABLES[key]
     configs = grid(dataset, topologies, profile)
     run_sweep(configs, workers=workers)
-    table, claims_df, label = accuracy_table(configs)
+    table, claims_df, label = accuracy_table(configs, key)
     cell = ["noise", "alpha_d", "topology", "n_agents", "epsilon"]
     assert table.groupby(cell)["algorithm"].nunique().eq(table["algorithm"].nunique()).all(), "a cell is missing"
     assert table["ours_mean"].between(0, 100).all() and table["agents_mean"].between(0, 100).all()
@@ -250,14 +234,14 @@ def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
     out = [f"Profile `{profile}`. Mean over the cells that ran of the final average-model test accuracy (%).", "",
            "| table | noise | data that ran | algorithm | cells | ours | paper (same cells) |", "|---|---|---|---|---|---|---|"]
     verdicts = []
-    for name, dataset, topos in TABLES.values():
+    for key, (name, dataset, topos) in TABLES.items():
         configs = [c for c in grid(dataset, topos, profile) if store.has(c.hash)]
         if not configs:
             continue
-        table, claims_df, label = accuracy_table(configs, store)
+        table, claims_df, label = accuracy_table(configs, key, store)
         for (mode, alg), g in table.groupby(["noise", "algorithm"], sort=False):
             out.append(f"| {name} | {mode} | {label} | {display_name(alg)} | {len(g)} | {g['ours_mean'].mean():.1f} | {g['paper_mean'].mean():.1f} |")
-        verdicts += [f"| {name} | {c.noise} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
+        verdicts += [f"| {name} | {c.condition} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
     out += ["", "| table | noise | claim of the paper | at this scale |", "|---|---|---|---|"] + verdicts
     text = "\n".join(out) + "\n"
     (figures_dir() / f"dpdl_summary_{profile}.md").write_text(text)

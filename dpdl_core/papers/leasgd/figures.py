@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl_core.algorithms import algorithms, display_name
+from dpdl_core.claims import claims_frame, table_view
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.plan import RunGroup
 from dpdl_core.plotting import caption, figures_dir, save_figure
@@ -32,11 +33,12 @@ from dpdl_core.results import ResultStore
 from dpdl_core.sweep import run_sweep
 from dpdl_core.validation import check_choice, check_int
 
+from .claims import CLAIMED_SAVING, fig02_claims, tab01_claims
 from .presets import NONPRIVATE_CLIP, SETTINGS, preset
 from .privacy import early_stopping, total_epsilon
 
 __all__ = [
-    "COMM_NAME", "FIG02_NAME", "TAB01_NAME", "Claim", "CommResult", "CommSettings", "Fig02Result", "Fig02Settings",
+    "COMM_NAME", "FIG02_NAME", "TAB01_NAME", "CommResult", "CommSettings", "Fig02Result", "Fig02Settings",
     "Tab01Result", "Tab01Scale", "Tab01Settings", "communication_all_algorithms", "communication_saving",
     "fig02_mnist_communication", "profile_configs", "tab01_accuracy_epsilon",
 ]
@@ -49,22 +51,7 @@ PAIR = ("leasgd", "dp_dpsgd")
 # The paper's names in the reference CSV and its legends.
 PAPER_NAMES = {"leasgd": "LEASGD", "dp_dpsgd": "D-PSGD"}
 COLORS = {"leasgd": "C0", "dp_dpsgd": "C1"}
-CLAIMED_SAVING = 0.30  # abstract, L39
 DEVICES = ("cpu", "cuda", "auto")
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One statement of the paper checked on our numbers."""
-
-    statement: str
-    holds: bool
-    evidence: str
-
-
-def _claims_frame(claims) -> pd.DataFrame:
-    return pd.DataFrame([(c.statement, "holds" if c.holds else "fails", c.evidence) for c in claims],
-                        columns=["claim", "verdict", "evidence"])
 
 
 def _settings(cls, profile: str, key: str):
@@ -186,7 +173,7 @@ class Fig02Result:
     saving : dict
         :func:`communication_saving`.
     claims : DataFrame
-        claim, verdict (holds / fails), evidence.
+        :func:`~dpdl_core.claims.claims_frame` (verdict holds / fails / inconclusive).
     paths : list of Path
         The saved figure files.
     """
@@ -207,31 +194,6 @@ class Fig02Result:
         ])
 
 
-def _fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, grid_points: int = 200) -> list[Claim]:
-    L, D = curves["leasgd"], curves["dp_dpsgd"]
-    T = len(L)
-    head = max(1, T // 10)
-    per_iter = {a: c["vectors"].iloc[-1] / len(c) for a, c in curves.items()}
-    lo = max(L["vectors"].iloc[0], D["vectors"].iloc[0])
-    hi = min(L["vectors"].iloc[-1], D["vectors"].iloc[-1])
-    grid = np.linspace(lo, hi, grid_points)
-    lower = np.interp(grid, L["vectors"], L["loss"]) < np.interp(grid, D["vectors"], D["loss"])
-    early = (L["loss"].iloc[:head].mean(), D["loss"].iloc[:head].mean())
-    late = (L["loss"].iloc[-head:].mean(), D["loss"].iloc[-head:].mean())
-    return [
-        Claim("LEASGD transmits fewer vectors per iteration", per_iter["leasgd"] < per_iter["dp_dpsgd"],
-              f"{per_iter['leasgd']:.2f} vs {per_iter['dp_dpsgd']:.2f} per iteration"),
-        Claim("(a) LEASGD converges faster at the beginning", early[0] < early[1],
-              f"mean loss over the first {head} iterations {early[0]:.4f} vs {early[1]:.4f}"),
-        Claim("(a) LEASGD reaches a lower loss at the end", late[0] < late[1],
-              f"mean loss over the last {head} iterations {late[0]:.4f} vs {late[1]:.4f}"),
-        Claim("(b) at equal transmitted vectors LEASGD has the lower loss", bool(lower.mean() >= 0.9),
-              f"lower at {100 * lower.mean():.0f}% of {grid_points} points of the common range (holds from 90%)"),
-        Claim("LEASGD reduces the communication cost by ~30%", bool(saving["saving"] >= CLAIMED_SAVING),
-              f"{100 * saving['saving']:.1f}% fewer vectors to reach loss {saving['target']:.4f}"),
-    ]
-
-
 def fig02_mnist_communication(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Fig02Result:
     """Figure 2 at ``profile``: run, draw, save ``figures/leasgd_fig02_mnist_communication``."""
     s = Fig02Settings.from_profile(profile)
@@ -240,13 +202,15 @@ def fig02_mnist_communication(profile: str, workers: int | None = None, store: R
     run_sweep(configs, store=store, workers=_workers(profile, workers))
     df, label = load_histories(configs, store, ["train_loss_mean", "vectors_sent"])
     wide = df.pivot_table(index=["algorithm", "seed", "round"], columns="metric", values="value").reset_index()
-    curves = {}
+    curves, seeds = {}, {}
     for alg in PAIR:
-        mean = wide[wide["algorithm"] == alg].groupby("round")[["train_loss_mean", "vectors_sent"]].mean()
+        runs = wide[wide["algorithm"] == alg]
+        mean = runs.groupby("round")[["train_loss_mean", "vectors_sent"]].mean()
         curves[alg] = pd.DataFrame({"vectors": mean["vectors_sent"], "loss": _smooth(mean["train_loss_mean"], s.smooth),
                                     "raw_loss": mean["train_loss_mean"]})
+        seeds[alg] = runs.pivot(index="round", columns="seed", values="train_loss_mean").apply(_smooth, window=s.smooth)
     saving = communication_saving(curves)
-    claims = _fig02_claims(curves, saving)
+    claims = fig02_claims(curves, saving, seeds)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for alg in PAIR:
         c = curves[alg]
@@ -263,7 +227,7 @@ def fig02_mnist_communication(profile: str, workers: int | None = None, store: R
             f"saving {100 * saving['saving']:.1f}% at loss {saving['target']:.3f} (dotted)")
     text = caption(label, profile, note)
     paths = save_figure(fig, FIG02_NAME, text)
-    return Fig02Result(fig, curves, saving, _claims_frame(claims), text, paths)
+    return Fig02Result(fig, curves, saving, claims_frame(claims), text, paths)
 
 
 # -- Table 1 ----------------------------------------------------------------------------------
@@ -328,7 +292,8 @@ class Tab01Settings:
     epsilon : float
         Target ε at T_max (spec: 5.0).
     accuracy_tol : float
-        Claims: LEASGD's accuracy counts as "≥ D-PSGD's" down to this margin.
+        Claims: a difference of LEASGD's and D-PSGD's accuracy within this (plus 2 SE over
+        seeds) is inconclusive.
     mnist, cifar10 : Tab01Scale
     """
 
@@ -404,7 +369,7 @@ class Tab01Result:
     runs : DataFrame
         The same per run (seed), with the dataset label and divergence flag.
     claims : DataFrame
-        claim, verdict, evidence.
+        :func:`~dpdl_core.claims.claims_frame` (verdict holds / fails / inconclusive).
     markdown : str
         The table as written to ``figures/leasgd_tab01_accuracy_epsilon.md`` (and ``.tex``).
     """
@@ -415,40 +380,6 @@ class Tab01Result:
     markdown: str
     caption: str
     paths: list
-
-
-def _tab01_claims(t: pd.DataFrame, tol: float) -> list[Claim]:
-    key = t.set_index(["dataset", "m", "algorithm"])
-    cells = sorted({(d, m) for d, m, _ in key.index})
-    eps_ok, acc_ok, acc_T_ok, ev_e, ev_a, ev_t = [], [], [], [], [], []
-    for d, m in cells:
-        L, D = key.loc[(d, m, "leasgd")], key.loc[(d, m, "dp_dpsgd")]
-        eps_ok.append(L["epsilon"] < D["epsilon"])
-        acc_ok.append(L["accuracy"] >= D["accuracy"] - tol)
-        acc_T_ok.append(L["accuracy_T"] >= D["accuracy_T"] - tol)
-        ev_e.append(f"{d} m={m}: {L['epsilon']:.3f} vs {D['epsilon']:.3f}")
-        ev_a.append(f"{d} m={m}: {L['accuracy']:.3f} vs {D['accuracy']:.3f}")
-        ev_t.append(f"{d} m={m}: {L['accuracy_T']:.3f} vs {D['accuracy_T']:.3f}")
-    stable, ev_s = [], []
-    ms = sorted({m for _, m in cells})
-    for d in sorted({d for d, _ in cells}):
-        if len(ms) < 2:
-            continue
-        spread = {a: abs(key.loc[(d, ms[-1], a), "accuracy"] - key.loc[(d, ms[0], a), "accuracy"]) for a in PAIR}
-        stable.append(spread["leasgd"] < spread["dp_dpsgd"])
-        ev_s.append(f"{d}: |Δacc| {spread['leasgd']:.3f} vs {spread['dp_dpsgd']:.3f}")
-    claims = [
-        Claim("LEASGD spends less ε than D-PSGD in every cell (early stopping)", all(eps_ok),
-              f"{sum(eps_ok)} of {len(eps_ok)}; " + "; ".join(ev_e)),
-        Claim(f"LEASGD's accuracy ≥ D-PSGD's in every cell (tolerance {tol})", all(acc_ok),
-              f"{sum(acc_ok)} of {len(acc_ok)}; " + "; ".join(ev_a)),
-        Claim(f"at equal ε (fixed T_max) LEASGD's accuracy ≥ D-PSGD's (tolerance {tol})", all(acc_T_ok),
-              f"{sum(acc_T_ok)} of {len(acc_T_ok)}; " + "; ".join(ev_t)),
-    ]
-    if stable:
-        claims.append(Claim(f"LEASGD's accuracy varies less from m = {ms[0]} to m = {ms[-1]}", all(stable),
-                            f"{sum(stable)} of {len(stable)}; " + "; ".join(ev_s)))
-    return claims
 
 
 def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Tab01Result:
@@ -465,7 +396,7 @@ def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: Resu
     ref = ref.rename(columns={"accuracy": "paper_accuracy", "total_epsilon": "paper_epsilon"})
     table = table.merge(ref[["dataset", "m", "algorithm", "paper_accuracy", "paper_epsilon"]],
                         on=["dataset", "m", "algorithm"], how="left")
-    claims = _tab01_claims(table, s.accuracy_tol)
+    claims = tab01_claims(table, s.accuracy_tol, runs)
     labels = "; ".join(dict.fromkeys(runs["label"]))
     scales = "; ".join(
         f"{ds}: {sc.model}, T_max {sc.rounds}, B {sc.batch_size}, lr {sc.lr or SETTINGS['lr']}"
@@ -483,9 +414,9 @@ def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: Resu
          f"{r.epsilon_T:.3f}", f"{r.sigma:.3f}"]
         for r in table.itertuples()
     ]
-    claims_df = _claims_frame(claims)
+    claims_df = claims_frame(claims)
     md = write_table(TAB01_NAME, "LEASGD Table 1: accuracy and total ε (private setting)", text, cols, rows,
-                     claims=claims_df)
+                     claims=table_view(claims_df))
     return Tab01Result(table, runs, claims_df, md, text, [figures_dir() / f"{TAB01_NAME}.{e}" for e in ("md", "tex")])
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from ...algorithms import display_name
@@ -31,14 +30,16 @@ from ...data import DATASETS
 from ...plan import RunGroup
 from ...plotting import caption, save_figure
 from ...profiles import load_profile
-from ...reporting import load_reference, verdict, write_table
+from ...claims import claims_frame, table_view
+from ...reporting import load_reference, write_table
 from ...results import ResultStore
 from ...sweep import run_sweep
 from ...validation import check_int
+from .claims import figure_claims, table_claims
 from .presets import ALGORITHMS, SETTINGS, TOPOLOGIES, preset
 
 __all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "grid",
-           "loss_claims", "loss_figure_notebook", "profile_configs", "scale_note", "table_claims"]
+           "loss_claims", "loss_figure_notebook", "profile_configs", "scale_note"]
 
 PAPER = "pdsl"
 # Notebook key -> (dataset, topology, title).
@@ -186,30 +187,16 @@ def _load(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFrame, s
 # -- Figures 1-6 -----------------------------------------------------------------------------
 
 
-def loss_claims(df: pd.DataFrame) -> pd.DataFrame:
-    """The loss claims of §VI-C on the curves that ran (the paper's PDSL, not variants).
+def loss_claims(df: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The loss claims the text makes for figure ``key`` (:data:`.claims.FIGURE_SPECS`) on the
+    curves that ran (the paper's PDSL, not variants), as :func:`~dpdl_core.claims.claims_frame`.
 
-    - PDSL has the lowest final average loss in each panel (Figs 1–6).
-    - PDSL's final loss barely changes with M: within 25% from the smallest to the largest
-      M (Fig. 1 text: "remains nearly unchanged").
+    The final loss of a run is the mean of its last :data:`FINAL_WINDOW` logged rounds (one
+    minibatch loss is noisy); the seeds give the spread.
     """
     final = (df[df["metric"] == "train_loss_mean"].sort_values("round").groupby(["label", "epsilon", "n_agents", "seed"])
-             .tail(FINAL_WINDOW).groupby(["label", "epsilon", "n_agents"])["value"].mean().reset_index())
-    baselines = [display_name(a) for a in ALGORITHMS if a != "pdsl"]
-    lowest, stable = [], []
-    for (eps, M), g in final.groupby(["epsilon", "n_agents"]):
-        losses = g.set_index("label")["value"]
-        others = losses[losses.index.isin(baselines)]
-        if "PDSL" in losses and len(others):
-            lowest.append(bool(losses["PDSL"] <= others.min()))
-    pd_ = final[final["label"] == "PDSL"]
-    for _, g in pd_.groupby("epsilon"):
-        if g["n_agents"].nunique() >= 2:
-            v = g.sort_values("n_agents")["value"].to_numpy()
-            stable.append(bool(np.isfinite(v).all() and abs(v[-1] - v[0]) <= 0.25 * v[0]))
-    rows = [("PDSL has the lowest final average loss in each panel", verdict(lowest)),
-            ("PDSL's final loss barely changes with M (within 25%)", verdict(stable))]
-    return pd.DataFrame(rows, columns=["claim", "verdict"])
+             .tail(FINAL_WINDOW).groupby(["label", "epsilon", "n_agents", "seed"])["value"].mean().reset_index())
+    return claims_frame(figure_claims(final, key))
 
 
 def loss_figure_notebook(key: str, profile: str, workers: int | None = None, store: ResultStore | None = None):
@@ -221,7 +208,8 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None, sto
     label : str
         The data that ran.
     claims : DataFrame
-        claim, verdict (``holds (n of n)`` / ``fails (k of n comparisons)`` / ``not run``).
+        :func:`~dpdl_core.claims.claims_frame` of the figure's claims (verdict holds / fails /
+        inconclusive).
     """
     dataset, topology, title = FIGURES[key]
     store = store or ResultStore()
@@ -262,7 +250,7 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None, sto
         note += "; diverged (curve stops): " + ", ".join(f"{r.label} eps={r.epsilon} M={r.n_agents}"
                                                          for r in diverged.itertuples())
     save_figure(fig, f"pdsl_{key}", caption(label, profile, note))
-    return fig, label, loss_claims(df)
+    return fig, label, loss_claims(df, key)
 
 
 # -- Tables I-II -----------------------------------------------------------------------------
@@ -275,7 +263,7 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
     -------
     table : DataFrame
         topology, epsilon, n_agents, label, algorithm, ours (mean over seeds of the mean
-        over agents' local models, %), ours_avg (the average model x̄, %), runs, paper_m
+        over agents' local models, %), ours_std (its standard deviation over seeds), ours_avg (the average model x̄, %), runs, paper_m
         (the paper's M this row is compared with: the same M, or by rank when the profile
         uses other M), paper (%, NaN where the paper has no such row), diff (ours − paper,
         only where M is the paper's), best (ours best in its cell).
@@ -290,9 +278,10 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
     per_run = last.pivot_table(index=["label", "topology", "epsilon", "n_agents", "seed"], columns="metric",
                                values="value", aggfunc="mean").reset_index()
     keys = ["topology", "epsilon", "n_agents", "label"]
-    table = per_run.groupby(keys).agg(ours=("test_acc", "mean"), ours_avg=("avg_test_acc", "mean"),
-                                      runs=("seed", "count")).reset_index()
-    table[["ours", "ours_avg"]] *= 100
+    table = per_run.groupby(keys).agg(ours=("test_acc", "mean"), ours_std=("test_acc", "std"),
+                                      ours_avg=("avg_test_acc", "mean"), runs=("seed", "count")).reset_index()
+    table["ours_std"] = table["ours_std"].fillna(0.0)
+    table[["ours", "ours_std", "ours_avg"]] *= 100
     algo_of = {r.label: r.base_algorithm for r in runs}
     table["algorithm"] = table["label"].map(algo_of)
     ref = load_reference(PAPER, "pdsl_accuracy")
@@ -314,47 +303,6 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
     return table.reset_index(drop=True), label, meta
 
 
-def table_claims(table: pd.DataFrame) -> pd.DataFrame:
-    """The accuracy claims of §VI-C (Tables I–II) on the cells that ran.
-
-    - PDSL (the paper's algorithm) has the best accuracy in its cell, against the four
-      baselines.
-    - PDSL's accuracy grows with ε (non-decreasing, per topology and M).
-    - PDSL is stable as M grows: its drop from the smallest to the largest M is smaller than
-      every baseline's in the same (topology, ε).
-    A variant's row is reported on its own line: best against the baselines.
-    """
-    cell = ["topology", "epsilon", "n_agents"]
-    base = table[table["label"].isin({display_name(a) for a in ALGORITHMS})]
-    rows = []
-    best = []
-    for _, g in base.groupby(cell):
-        if (g["label"] == "PDSL").any() and len(g) > 1:
-            best.append(bool(g.loc[g["label"] == "PDSL", "ours"].item() >= g["ours"].max()))
-    rows.append(("PDSL has the best accuracy in its cell", verdict(best)))
-    for variant in sorted(set(table["label"]) - set(base["label"])):
-        vb = []
-        for _, g in table[(table["label"] == variant) | (table["algorithm"] != "pdsl")].groupby(cell):
-            if (g["label"] == variant).any() and len(g) > 1:
-                vb.append(bool(g.loc[g["label"] == variant, "ours"].item() >= g["ours"].max()))
-        rows.append((f"beyond the paper: {variant} beats the four baselines in its cell", verdict(vb)))
-    mono = []
-    for _, g in base[base["label"] == "PDSL"].groupby(["topology", "n_agents"]):
-        if g["epsilon"].nunique() >= 2:
-            mono.append(bool(np.all(np.diff(g.sort_values("epsilon")["ours"].to_numpy()) >= 0)))
-    rows.append(("PDSL's accuracy grows with epsilon", verdict(mono)))
-    stable = []
-    for _, g in base.groupby(["topology", "epsilon"]):
-        if g["n_agents"].nunique() < 2:
-            continue
-        lo, hi = g["n_agents"].min(), g["n_agents"].max()
-        drop = (g[g["n_agents"] == lo].set_index("label")["ours"] - g[g["n_agents"] == hi].set_index("label")["ours"]).dropna()
-        if "PDSL" in drop and len(drop) > 1:
-            stable.append(bool(drop["PDSL"] <= drop.drop("PDSL").min()))
-    rows.append(("PDSL's accuracy drops less than every baseline's as M grows", verdict(stable)))
-    return pd.DataFrame(rows, columns=["claim", "verdict"])
-
-
 def accuracy_table_notebook(key: str, profile: str, workers: int | None = None, store: ResultStore | None = None):
     """Table ``key`` of :data:`TABLES`: run the dataset's grid (all three topologies), tabulate
     beside the paper, check the claims, write ``figures/pdsl_<key>.md`` and ``.tex``.
@@ -368,7 +316,7 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None, 
     runs = grid(dataset, TOPOLOGIES, profile)
     run_sweep([r.config for r in runs], store=store, workers=workers)
     table, label, meta = accuracy_table(runs, store)
-    claims = table_claims(table)
+    claims = claims_frame(table_claims(table, key))
     pdsl_meta = meta[meta["label"] == "PDSL"]
     eps_rdp = ", ".join(f"{e:g}: {g['epsilon_rdp'].max():.3g}" for e, g in pdsl_meta.groupby("epsilon"))
     note = (f"{label}; profile {profile}; {scale_note(dataset, profile)}. Ours: mean over the agents' local models "
@@ -385,5 +333,5 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None, 
         if r.best:
             bold.append((k, cols.index("ours (%)")))
     title = f"{table_name}: test accuracy (%) on {DATASETS[dataset].pretty}"
-    shown = claims.rename(columns={"claim": "claim of the paper", "verdict": "at this scale"})
+    shown = table_view(claims)
     return table, claims, write_table(f"pdsl_{key}", title, note, cols, rows, bold, shown)

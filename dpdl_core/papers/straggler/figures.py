@@ -14,15 +14,17 @@ from __future__ import annotations
 import math
 import time
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from dpdl_core.claims import Comparison, claims_frame
 from dpdl_core.plotting import caption, figures_dir, save_figure
 from dpdl_core.profiles import PROFILES, load_profile
 from dpdl_core.validation import check_choice, check_int
 
+from .claims import NO_SPEEDUP, SPECS
 from .housing import HousingData, load_housing, split_runs
 from .latency import LatencyModel, paper_models
 from .theorems import SCHEMES, PaperParams, thm1_bound, thm2_epsilon, thm3_as_printed, thm3_diagnostic
@@ -96,9 +98,9 @@ class Fig02Result:
     ----------
     figure : matplotlib.figure.Figure
     claims : pd.DataFrame
-        One row per checked statement: ``claim``, ``source`` (line of the paper's text or
-        the spec), ``criterion``, ``measured``, ``verdict`` ("holds"/"fails"), ``kind``
-        ("paper" for the paper's claims, "check" for our own consistency checks).
+        :func:`~dpdl_core.claims.claims_frame`: one row per checked statement (``where``: the
+        line of the paper's text or the spec; ``verdict`` holds / fails / inconclusive;
+        ``kind`` "paper" for the paper's claims, "check" for our own consistency checks).
     analytic : pd.DataFrame
         Upper panels: per (p, h_max) the Thm 1 bounds of both schemes, ε of Thm 2, Thm 3 as
         printed and the Thm 3 diagnostic variant, and Lemma 1 latency per model.
@@ -223,27 +225,27 @@ def _exceptions(common, ok: np.ndarray) -> str:
 
 def check_claims(analytic: pd.DataFrame, lemma1: pd.DataFrame, lemma2: pd.DataFrame, runs: dict,
                  settings: Fig02Settings, models: dict[str, LatencyModel]) -> pd.DataFrame:
-    """The paper's statements about Fig. 2 (L223–233) as pass/fail checks on the computed numbers."""
+    """The paper's statements about Fig. 2 (L223–233, :data:`.claims.SPECS`) checked on the
+    computed numbers, as :func:`~dpdl_core.claims.claims_frame`. The analytic rows are exact
+    (no tolerance); the lower-panel rows compare paired runs with their standard error."""
     ps = settings.probabilities
-    rows = []
+    out = []
+    exact = "exact (analytic)"
 
-    def add(claim, source, criterion, measured, ok, kind="paper"):
-        rows.append({"claim": claim, "source": source, "criterion": criterion, "measured": measured,
-                     "verdict": "holds" if ok else "fails", "kind": kind})
+    def add(spec_id, ok, measured, tolerance=exact):
+        out.append(SPECS[spec_id].claim("holds" if ok else "fails", measured, tolerance))
 
     got = {r.model: r.p_opt for r in lemma2.itertuples()}
-    add("Lemma 2 gives p* ≈ 0, 0.710, 0.737 (exponential, gamma, Pareto II)", "L223",
-        "optimal p of Lemma 2 rounded to 3 decimals equals the paper's",
-        ", ".join(f"{k}: {v:.4f}" for k, v in got.items()),
-        all(round(got[k], 3) == v for k, v in PAPER_P_STAR.items()))
+    add("lemma2_p_star", all(round(got[k], 3) == v for k, v in PAPER_P_STAR.items()),
+        ", ".join(f"{k}: {v:.4f}" for k, v in got.items()), "3 decimals")
 
     def curve(p, x, y):
         sel = analytic.p == p
         return analytic.loc[sel, x].to_numpy(), analytic.loc[sel, y].to_numpy()
 
-    variants = {"Thm 3 as printed": "eps_thm3_printed", "Thm 3 diagnostic (ours)": "eps_thm3_diagnostic"}
-    for label, x, y in [("SS-Ring, Thm 2", "thm1_ss_ring", "eps_thm2")] + [
-        (f"SS-Rand-Ring, {v}", "thm1_ss_rand_ring", c) for v, c in variants.items()
+    variants = {"printed": "eps_thm3_printed", "diagnostic": "eps_thm3_diagnostic"}
+    for key, x, y in [("ss_ring", "thm1_ss_ring", "eps_thm2")] + [
+        (k, "thm1_ss_rand_ring", c) for k, c in variants.items()
     ]:
         ok, worst = True, []
         for p in ps:
@@ -251,15 +253,18 @@ def check_claims(analytic: pd.DataFrame, lemma1: pd.DataFrame, lemma2: pd.DataFr
             left, up = bool(np.all(np.diff(xv) < 0)), bool(np.all(np.diff(yv) >= 0))
             ok &= left and up
             worst.append(f"p={p:g}: ε {yv[0]:.3g}→{yv[-1]:.3g}")
-        add(f"latency (h_max) increases toward the upper left: {label}", "L223",
-            "as h_max grows, the Thm 1 bound decreases and ε_ss does not decrease, for every p",
-            "; ".join(worst), ok)
+        add(f"latency_upper_left.{key}", ok, "; ".join(worst))
 
-    add("trade-offs look similar for all latency models", "L225",
-        "upper-panel curves identical across models (Thms 1–3 depend on p, not on the model); only labels differ",
-        "identical by construction", True)
+    # Not measurable (see .claims): say what the upper panels share and what differs.
+    first = analytic[analytic.p == ps[0]]
+    row = first.iloc[len(first) // 2]
+    h = int(row["h_max"])
+    out.append(SPECS["similar_across_models"].claim(
+        "inconclusive", "upper-panel ε vs Thm 1 curves identical for every model (one set of columns); latency labels "
+        f"at h_max = {h}, p = {ps[0]:g}: " + ", ".join(f"{n}: {row[f'latency_{n}']:.4g}" for n in models),
+        "no criterion in the paper"))
 
-    for v, col in variants.items():
+    for key, col in variants.items():
         small, large = [], []
         for p in ps:
             c = _common(*curve(p, "thm1_ss_rand_ring", col), *curve(p, "thm1_ss_ring", "eps_thm2"))
@@ -267,80 +272,69 @@ def check_claims(analytic: pd.DataFrame, lemma1: pd.DataFrame, lemma2: pd.DataFr
             small.append(ring[0] / rand[0])
             large.append(ring[-1] / rand[-1])
         small, large = np.array(small), np.array(large)
-        add(f"SS-Rand-Ring better at small error, especially p = 1e-4 ({v})", "L225",
-            "ε(SS-Ring)/ε(SS-Rand-Ring) > 1 at the smallest common Thm 1 error for every p, largest at p = 1e-4",
-            ", ".join(f"p={p:g}: {s:.3g}" for p, s in zip(ps, small)),
-            bool(np.all(small > 1) and np.nanargmax(small) == 0))
-        add(f"SS-Rand-Ring worse at high error, i.e. early ({v})", "L225",
-            "ε(SS-Ring)/ε(SS-Rand-Ring) < 1 at the largest common Thm 1 error for every p",
-            ", ".join(f"p={p:g}: {s:.3g}" for p, s in zip(ps, large)), bool(np.all(large < 1)))
+        add(f"rand_ring_small_error.{key}", bool(np.all(small > 1) and np.nanargmax(small) == 0),
+            ", ".join(f"p={p:g}: {s:.3g}" for p, s in zip(ps, small)))
+        add(f"rand_ring_large_error.{key}", bool(np.all(large < 1)),
+            ", ".join(f"p={p:g}: {s:.3g}" for p, s in zip(ps, large)))
 
     frac, notes = [], []
     for q in ps[1:]:
         c = _common(*curve(ps[0], "thm1_ss_ring", "eps_thm2"), *curve(q, "thm1_ss_ring", "eps_thm2"))
         frac.append(np.mean(c[1] > c[2]) if c else np.nan)
         notes.append(_exceptions(c, c[1] > c[2]) if c else "")
-    add("SS-Ring curve for p = 1e-4 is the worst (skipping helps)", "L227",
-        "ε(SS-Ring, p=1e-4) above ε(SS-Ring, p) at every common Thm 1 error, for the other p",
-        ", ".join(f"vs p={q:g}: {f:.0%} of points{n}" for q, f, n in zip(ps[1:], frac, notes)),
-        bool(np.all(np.array(frac) == 1)))
+    add("ss_ring_no_skip_worst", bool(np.all(np.array(frac) == 1)),
+        ", ".join(f"vs p={q:g}: {f:.0%} of points{n}" for q, f, n in zip(ps[1:], frac, notes)))
 
     c = _common(*curve(ps[1], "thm1_ss_ring", "eps_thm2"), *curve(ps[2], "thm1_ss_ring", "eps_thm2"))
     gap = float(np.max(np.abs(c[1] / c[2] - 1))) if c else np.nan
-    add(f"SS-Ring curves for p = {ps[1]:g} and {ps[2]:g} almost on top of each other", "L227",
-        "largest relative ε difference at common Thm 1 error ≤ 10%", f"{gap:.1%}", gap <= 0.10)
+    add("ss_ring_on_top", gap <= 0.10, f"p = {ps[1]:g} vs {ps[2]:g}: {gap:.1%}", "10% relative")
 
-    for v, col in variants.items():
+    for key, col in variants.items():
         frac, notes = [], []
         for lo_p, hi_p in zip(ps[:-1], ps[1:]):
             c = _common(*curve(lo_p, "thm1_ss_rand_ring", col), *curve(hi_p, "thm1_ss_rand_ring", col))
             frac.append(np.mean(c[1] <= c[2]) if c else np.nan)
             notes.append(_exceptions(c, c[1] <= c[2]) if c else "")
-        add(f"SS-Rand-Ring favours small p; no skipping slightly more private ({v})", "L227, L233",
-            "ε(SS-Rand-Ring) non-decreasing in p at every common Thm 1 error",
-            ", ".join(f"p={a:g}≤p={b:g}: {f:.0%} of points{n}" for a, b, f, n in zip(ps[:-1], ps[1:], frac, notes)),
-            bool(np.all(np.array(frac) == 1)))
+        add(f"rand_ring_small_p.{key}", bool(np.all(np.array(frac) == 1)),
+            ", ".join(f"p={a:g}≤p={b:g}: {f:.0%} of points{n}" for a, b, f, n in zip(ps[:-1], ps[1:], frac, notes)))
 
     # Lower panels (the text's scheme, SS-Rand-Ring): paired comparison at a common latency.
     per_hop = lemma1.set_index(["model", "p"])["latency_per_hop"]
+    per_update = lemma1.set_index(["model", "p"])["latency_per_update"]
     for name in models:
         budget = min(settings.hops * per_hop[(name, p)] for p in ps)
         base = _acc_at_latency(runs[("ss_rand_ring", ps[0])], per_hop[(name, ps[0])], budget)
-        per_update = lemma1.set_index(["model", "p"])["latency_per_update"]
-        parts, clear = [], []
+        parts, comps = [], []
         for p in ps[1:]:
             res = runs[("ss_rand_ring", p)]
             diff = _acc_at_latency(res, per_hop[(name, p)], budget) - base
-            se = diff.std(ddof=1) / math.sqrt(len(diff)) if len(diff) > 1 else np.inf
-            clear.append(diff.mean() > 2 * se)
+            # One run has no spread: every comparison is then inconclusive.
+            se = diff.std(ddof=1) / math.sqrt(len(diff)) if len(diff) > 1 else math.inf
+            label = f"p={p:g}: gain {diff.mean():+.3f} ± {se:.3f}"
+            # "No clear speed-up" needs the gain bounded below NO_SPEEDUP; "clear" needs it above 2 SE.
+            comps.append(Comparison(label, NO_SPEEDUP - diff.mean() if name == "exponential" else diff.mean(),
+                                    2 * se, strict=True))
             # Latency the skipping curve needs to reach what no skipping reaches at the budget.
             reach = _time_to(res, per_hop[(name, p)], base.mean())
             speed = f"{budget / reach:.2f}x" if 0 < reach < math.inf else "n/a (target not crossed)"
-            parts.append(f"p={p:g}: {diff.mean():+.3f} ± {se:.3f}, measured speed-up {speed} "
+            parts.append(f"{label}, measured speed-up {speed} "
                          f"(Lemma 2: {per_update[(name, ps[0])] / per_update[(name, p)]:.2f}x)")
-        if name == "exponential":
-            add("no clear speed-up from skipping for the exponential model", "L233",
-                f"SS-Rand-Ring accuracy gain over p=1e-4 at latency {budget:.4g} not above 2 SE (paired runs){SPEEDUP}",
-                "; ".join(parts), not any(clear))
-        else:
-            add(f"skipping gives a clear speed-up ({models[name].label})", "L233",
-                f"SS-Rand-Ring accuracy gain over p=1e-4 at latency {budget:.4g} above 2 SE (paired runs) for every "
-                f"skipping p{SPEEDUP}",
-                "; ".join(parts), all(clear))
+        spec = SPECS["no_speedup_exponential" if name == "exponential" else f"speedup.{name}"]
+        judged = spec.judge(comps, f"2 SE over {settings.n_runs} paired runs at latency {budget:.4g}"
+                            + (f"; no clear speed-up: gain below {NO_SPEEDUP}" if name == "exponential" else ""))
+        held = judged.evidence.split(";")[0]  # "k of n hold"; the numbers follow in full
+        out.append(replace(judged, evidence=f"{held}: " + "; ".join(parts) + SPEEDUP))
 
     z = lemma1["mc_z"].abs()
-    add("Lemma 1: Monte Carlo latency of Algorithm 1 matches the closed form", "spec §2",
-        "every |z| < 3 (3 standard errors)",
+    add("lemma1_monte_carlo", bool((z < 3).all()),
         f"max |z| = {z.max():.2f} over {len(z)} (model, p) cells, {settings.mc_runs} runs x {settings.mc_hops} hops",
-        bool((z < 3).all()), kind="check")
+        "3 standard errors")
     if settings.hops >= SANITY_HOPS:
         acc = {p: float(np.interp(SANITY_HOPS, runs[("ss_rand_ring", p)].hops, runs[("ss_rand_ring", p)].mean_accuracy))
                for p in ps if p in SANITY_ACC}
-        add("SS-Rand-Ring accuracy after 20,000 hops within the spec's sanity band", "spec §5",
-            f"within ±{SANITY_TOL} of " + ", ".join(f"{v:.2f}" for v in SANITY_ACC.values()),
-            ", ".join(f"p={p:g}: {a:.3f}" for p, a in acc.items()),
-            all(abs(a - SANITY_ACC[p]) <= SANITY_TOL for p, a in acc.items()), kind="check")
-    return pd.DataFrame(rows)
+        add("sanity_band", all(abs(a - SANITY_ACC[p]) <= SANITY_TOL for p, a in acc.items()),
+            ", ".join(f"p={p:g}: {a:.3f}" for p, a in acc.items()), f"±{SANITY_TOL}")
+    return claims_frame(out)
 
 
 def _fmt(x: float) -> str:
@@ -434,7 +428,7 @@ def fig02_tradeoffs(profile: str = "smoke", *, data: HousingData | None = None, 
     Returns
     -------
     Fig02Result
-        ``.figure`` and ``.claims`` (holds/fails per claim), plus the tables drawn.
+        ``.figure`` and ``.claims`` (a verdict per claim), plus the tables drawn.
     """
     check_choice(types.SimpleNamespace(profile=profile), "profile", PROFILES)
     settings = settings or Fig02Settings.from_profile(profile)

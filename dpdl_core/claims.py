@@ -1,0 +1,290 @@
+"""One claim type for every paper: what the paper says, where, the rule that checks it, what
+we measured and a verdict of *holds*, *fails* or *inconclusive*.
+
+A paper declares each of its claims once as a :class:`ClaimSpec` (the paper's words, where
+they are, the scope the paper states, the rule in words and, for rules over table cells,
+``applies``: the cells the rule looks at). A builder measures and turns the spec into a
+:class:`Claim` with :meth:`ClaimSpec.judge` (from :class:`Comparison` s) or
+:meth:`ClaimSpec.claim` (a verdict it decided itself). :func:`claims_frame` makes the
+DataFrame that notebooks print and tables append.
+
+Verdicts carry their margin: a comparison "a ≥ b" holds when a − b exceeds the margin
+(the stated tolerance plus the seed spread), fails when it is below −margin, and is
+*inconclusive* in between, so a tie inside the noise is never reported as a failure.
+Claims that hold by construction (the algorithm cannot do otherwise) are labelled and
+never counted as evidence.
+
+How a study builds claims from stored runs: per cell, the seed values of the two sides
+(``a``, ``b``) give ``Comparison.between(label, a, b, tolerance)`` (difference of means,
+margin = tolerance + :data:`SPREAD_Z` standard errors of that difference); then
+``spec.judge(comparisons, tolerance="...")``.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["KINDS", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame", "combine", "compare",
+           "difference_margin", "margin_from_stats", "margin_note",
+           "table_view"]
+
+VERDICTS = ("holds", "fails", "inconclusive")
+# "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
+# a question the paper does not ask (a variant, a control).
+KINDS = ("paper", "check", "beyond the paper")
+# Standard errors of a difference of seed means counted as noise (about a 95% band).
+SPREAD_Z = 2.0
+
+
+def compare(diff: float, margin: float = 0.0, *, strict: bool = False) -> str:
+    """Verdict of one comparison, ``diff`` signed so that positive supports the claim.
+
+    Parameters
+    ----------
+    diff : float
+        Measured difference in the claim's direction (e.g. PDSL's accuracy − a baseline's).
+    margin : float
+        Tolerance plus seed spread (≥ 0): a ``|diff|`` up to it is inconclusive.
+    strict : bool
+        The claim is "greater than" rather than "at least": with no margin an exact tie
+        fails instead of holding.
+
+    Returns
+    -------
+    str
+        ``holds``, ``fails`` or ``inconclusive`` (also for a non-finite ``diff``).
+    """
+    if not margin >= 0:
+        raise ValueError(f"margin={margin!r} must be a number >= 0")
+    if not np.isfinite(diff):
+        return "inconclusive"
+    if margin == 0 and diff == 0:
+        return "fails" if strict else "holds"
+    if diff > margin:
+        return "holds"
+    if diff < -margin:
+        return "fails"
+    return "inconclusive"
+
+
+def combine(verdicts: Iterable[str]) -> str:
+    """A claim over several comparisons: fails if any fails, inconclusive if any is (or if
+    there are none), holds if all hold."""
+    verdicts = set(verdicts)
+    if "fails" in verdicts:
+        return "fails"
+    return "inconclusive" if not verdicts or "inconclusive" in verdicts else "holds"
+
+
+def margin_from_stats(std_a: float, n_a: int, std_b: float, n_b: int, tolerance: float = 0.0,
+                      z: float = SPREAD_Z) -> float:
+    """Tolerance plus ``z`` standard errors of mean(a) − mean(b), from each side's standard
+    deviation over seeds and number of seeds (a NaN std, one seed, counts as no spread)."""
+    var = sum(0.0 if not np.isfinite(s) else float(s) ** 2 / max(int(n), 1) for s, n in ((std_a, n_a), (std_b, n_b)))
+    return float(tolerance + z * math.sqrt(var))
+
+
+def difference_margin(a: Sequence[float], b: Sequence[float], tolerance: float = 0.0, z: float = SPREAD_Z) -> float:
+    """:func:`margin_from_stats` of the seed values ``a`` and ``b``; with one seed on a side
+    there is no spread to estimate from it (its part of the margin is zero)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    std = [x.std(ddof=1) if len(x) > 1 else 0.0 for x in (a, b)]
+    return margin_from_stats(std[0], len(a), std[1], len(b), tolerance, z)
+
+
+def margin_note(tolerance: str, seeds: Iterable[int]) -> str:
+    """The margin in words for a claim's ``tolerance`` field: ``tolerance`` plus the seed
+    spread over runs of ``seeds`` seeds each (one seed: no spread, said so)."""
+    counts = sorted(set(int(n) for n in seeds))
+    if counts == [1]:
+        return f"{tolerance} + no seed spread (1 seed)"
+    return f"{tolerance} + {SPREAD_Z:g} SE over {'/'.join(map(str, counts))} seeds"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One comparison behind a claim: ``diff`` (positive supports the claim) against ``margin``.
+
+    Attributes
+    ----------
+    label : str
+        Which cell (e.g. ``fully_connected eps=0.1 M=10: PDSL vs DP-CGA``).
+    diff, margin : float
+    strict : bool
+        See :func:`compare`.
+    """
+
+    label: str
+    diff: float
+    margin: float = 0.0
+    strict: bool = False
+
+    @property
+    def verdict(self) -> str:
+        return compare(self.diff, self.margin, strict=self.strict)
+
+    @classmethod
+    def between(cls, label: str, a: Sequence[float], b: Sequence[float], tolerance: float = 0.0,
+                strict: bool = False) -> Comparison:
+        """"mean(a) ≥ mean(b)" over the seed values ``a`` and ``b`` (see :func:`difference_margin`)."""
+        return cls(label, float(np.mean(a) - np.mean(b)), difference_margin(a, b, tolerance), strict)
+
+
+def _summary(comparisons: Sequence[Comparison]) -> str:
+    """``k of n hold``, then the comparisons that did not, with their numbers."""
+    n = len(comparisons)
+    if not n:
+        return "no comparison ran"
+    out = [f"{sum(c.verdict == 'holds' for c in comparisons)} of {n} hold"]
+    for v in ("fails", "inconclusive"):
+        bad = [c for c in comparisons if c.verdict == v]
+        if bad:
+            out.append(f"{v}: " + "; ".join(f"{c.label} ({c.diff:+.3g}, margin {c.margin:.3g})" for c in bad))
+    return "; ".join(out)
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """What the paper says and how we check it: the fields a spec and its claim share.
+
+    Attributes
+    ----------
+    paper : str
+        The paper's package name (``pdsl``).
+    id : str
+        Unique within the paper (``tab01.best``).
+    statement : str
+        The claim in one line (the ``claim`` column of every claims table).
+    quote : str
+        The paper's words, verbatim from its text (empty for checks and beyond-the-paper claims).
+    where : str
+        Section, figure, table or line (``§VI-C, Table I``).
+    scope : str
+        Where the paper says it holds, in words (``fully connected graphs``).
+    rule : str
+        How we check it, in words.
+    kind : str
+        One of :data:`KINDS`.
+    by_construction : bool
+        The algorithm cannot do otherwise: reported, never counted as evidence.
+    """
+
+    paper: str
+    id: str
+    statement: str
+    quote: str
+    where: str
+    scope: str
+    rule: str
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind={self.kind!r} must be one of {KINDS}")
+        if self.kind == "paper" and not self.quote:
+            raise ValueError(f"claim {self.paper}/{self.id}: a paper's claim needs its quote")
+
+
+@dataclass(frozen=True)
+class ClaimSpec(_Stated):
+    """A claim as the paper makes it, before anything is measured (fields of
+    :class:`_Stated`, and ``applies``).
+
+    Attributes
+    ----------
+    applies : mapping
+        Column → allowed values: the cells the rule looks at (the scope, machine-readable);
+        empty: every cell of the output.
+    """
+
+    applies: Mapping[str, tuple] = field(default_factory=dict)
+    kind: str = "paper"
+    by_construction: bool = False
+
+    def select(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The rows of ``df`` inside the claim's scope (:attr:`applies`)."""
+        keep = np.ones(len(df), dtype=bool)
+        for col, allowed in self.applies.items():
+            keep &= df[col].isin(allowed).to_numpy()
+        return df[keep]
+
+    def claim(self, verdict: str, evidence: str | Mapping = "", tolerance: str = "", condition: str = "") -> Claim:
+        """The claim with a verdict decided by the caller."""
+        stated = {f.name: getattr(self, f.name) for f in fields(_Stated)}
+        return Claim(**stated, evidence=evidence, tolerance=tolerance, verdict=verdict,
+                     by_construction=self.by_construction, kind=self.kind, condition=condition)
+
+    def judge(self, comparisons: Sequence[Comparison], tolerance: str = "", condition: str = "") -> Claim:
+        """The claim over ``comparisons`` (:func:`combine`), their summary as the evidence."""
+        return self.claim(combine(c.verdict for c in comparisons), _summary(comparisons), tolerance, condition)
+
+
+@dataclass(frozen=True)
+class Claim(_Stated):
+    """A claim of a paper (or a check of ours) with what we measured and the verdict (fields
+    of :class:`_Stated`, and these).
+
+    Attributes
+    ----------
+    evidence : str or mapping
+        The measured numbers.
+    tolerance : str
+        The tolerance and seed spread the verdict used (``0.1 pp + 2 SE over 3 seeds``).
+    verdict : str
+        ``holds``, ``fails`` or ``inconclusive``.
+    condition : str
+        The setting we measured under, where a claim is judged more than once (a noise
+        mode, a dataset); empty otherwise.
+    """
+
+    evidence: str | Mapping
+    tolerance: str
+    verdict: str
+    by_construction: bool = False
+    kind: str = "paper"
+    condition: str = ""
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict={self.verdict!r} must be one of {VERDICTS}")
+
+    @property
+    def counts_as_evidence(self) -> bool:
+        """Whether the verdict says anything about the replication (not by construction)."""
+        return not self.by_construction
+
+
+# The columns of :func:`claims_frame`, in order.
+COLUMNS = ("claim", "verdict", "evidence", "tolerance", "condition", "where", "scope", "quote", "rule",
+           "by_construction", "kind", "paper", "id")
+# What a table shows under itself (the full frame stays in the builder's return value).
+SHOWN = {"claim": "claim of the paper", "condition": "setting", "where": "where", "verdict": "at this scale",
+         "tolerance": "tolerance", "evidence": "evidence"}
+
+
+def _text(evidence) -> str:
+    if isinstance(evidence, Mapping):
+        return "; ".join(f"{k}: {v}" for k, v in evidence.items())
+    return str(evidence)
+
+
+def claims_frame(claims: Sequence[Claim]) -> pd.DataFrame:
+    """One row per claim, columns :data:`COLUMNS` (the evidence of a claim that holds by
+    construction starts by saying so)."""
+    rows = [{"claim": c.statement, "verdict": c.verdict,
+             "evidence": ("by construction, not evidence: " if c.by_construction else "") + _text(c.evidence),
+             "tolerance": c.tolerance, "condition": c.condition, "where": c.where, "scope": c.scope,
+             "quote": c.quote, "rule": c.rule, "by_construction": c.by_construction, "kind": c.kind,
+             "paper": c.paper, "id": c.id} for c in claims]
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def table_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns of a :func:`claims_frame` that a table prints under itself, renamed
+    (:data:`SHOWN`); the ``setting`` column only where some claim has one."""
+    cols = [c for c in SHOWN if c != "condition" or frame["condition"].astype(bool).any()]
+    return frame[cols].rename(columns=SHOWN)

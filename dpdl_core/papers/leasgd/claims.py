@@ -1,0 +1,164 @@
+"""LEASGD's claims (abstract, §4: Figure 2 and Table 1) as the paper states them, and their rules.
+
+Each claim is a :class:`~dpdl_core.claims.ClaimSpec` quoting ``leasgd.txt``.
+"Fewer vectors per iteration" holds by construction (a leader-follower pair exchanges two
+vectors, so 2(m − n_f) < 2m whenever there is a follower) and is labelled so.
+``tests/test_claims_on_paper_numbers.py`` applies the Table 1 rules to
+``reference/leasgd_table1.csv``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...claims import Claim, ClaimSpec, Comparison, difference_margin, margin_from_stats, margin_note
+
+__all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "tab01_claims"]
+
+PAPER = "leasgd"
+PAIR = ("leasgd", "dp_dpsgd")
+CLAIMED_SAVING = 0.30  # abstract, L39
+# "~30%": a saving down to 5 pp below it still counts as the paper's.
+SAVING_TOL = 0.05
+# Figure 2(b): LEASGD lower at this share of the common range holds; below half fails.
+LOWER_SHARE = 0.9
+
+
+def _fig(id_, statement, quote, where, rule, by_construction=False) -> ClaimSpec:
+    return ClaimSpec(PAPER, f"fig02.{id_}", statement, quote, where, "Figure 2: MNIST, non-private, m = 5", rule,
+                     by_construction=by_construction)
+
+
+FIG02_SPECS = {s.id: s for s in (
+    _fig("fewer_vectors", "LEASGD transmits fewer vectors per iteration",
+         "Theoretically, in each iteration, LEASGD has less transmitted vectors than D-PSGD.", "§4, Figure 2",
+         "vectors sent per iteration (the loop's counter) of LEASGD below D-PSGD's; 2(m - n_f) < 2m by construction",
+         by_construction=True),
+    _fig("faster_start", "(a) LEASGD converges faster at the beginning",
+         "Figure 2(a) shows that LEASGD converges faster than D-PSGD at the beginning of the training process",
+         "§4, Figure 2(a)", "mean smoothed loss over the first tenth of the iterations below D-PSGD's; within 2 SE "
+         "over seeds is inconclusive"),
+    _fig("lower_end", "(a) LEASGD reaches a lower loss at the end", "also achieves a lower loss function at the end",
+         "§4, Figure 2(a)", "mean smoothed loss over the last tenth of the iterations below D-PSGD's; within 2 SE over "
+         "seeds is inconclusive"),
+    _fig("lower_per_vector", "(b) at equal transmitted vectors LEASGD has the lower loss",
+         "with the same transmitted vectors, LEASGD achieves better training loss", "§4, Figure 2(b)",
+         f"LEASGD's smoothed loss below D-PSGD's at >= {LOWER_SHARE:.0%} of 200 points of the common range of "
+         "transmitted vectors holds, below 50% fails, in between inconclusive"),
+    _fig("saving_30", "LEASGD reduces the communication cost by ~30%",
+         "by reducing the communication cost by 30%percent3030\\%", "abstract (L39)",
+         f"1 - vectors(LEASGD) / vectors(D-PSGD) to reach the higher of the two final smoothed losses at least "
+         f"{CLAIMED_SAVING - SAVING_TOL:.0%} ('~30%')"),
+)}
+
+_T1 = "Table 1: MNIST and CIFAR-10, m in {5, 15}, private"
+TAB01_SPECS = {s.id: s for s in (
+    ClaimSpec(PAPER, "tab01.less_epsilon", "LEASGD spends less ε than D-PSGD in every cell (early stopping)",
+              "LEASGD achieves better accuracy with less ϵitalic-ϵ\\epsilon than D-PSGD", "§4, Table 1", _T1,
+              "total epsilon at the early-stopping step of LEASGD strictly below D-PSGD's, per (dataset, m)"),
+    ClaimSpec(PAPER, "tab01.accuracy", "LEASGD's accuracy ≥ D-PSGD's in every cell",
+              "LEASGD achieves better accuracy with less ϵitalic-ϵ\\epsilon than D-PSGD", "§4, Table 1", _T1,
+              "accuracy at the best validation step of LEASGD at least D-PSGD's, per (dataset, m); within the "
+              "tolerance plus 2 SE over seeds is inconclusive"),
+    ClaimSpec(PAPER, "tab01.accuracy_at_equal_epsilon", "at equal ε (fixed T_max) LEASGD's accuracy ≥ D-PSGD's",
+              "LEASGD achieves better accuracy with less ϵitalic-ϵ\\epsilon than D-PSGD", "§4, Table 1", _T1,
+              "accuracy at T_max (both at the target epsilon) of LEASGD at least D-PSGD's, per (dataset, m); within "
+              "the tolerance plus 2 SE is inconclusive"),
+    ClaimSpec(PAPER, "tab01.stable_in_m", "LEASGD's accuracy varies less as m grows",
+              "the final accuracy of our algorithm does not vary greatly when the worker scale m𝑚m increases",
+              "§4, Table 1", _T1, "|accuracy(largest m) - accuracy(smallest m)| of LEASGD at most D-PSGD's, per "
+              "dataset; within the tolerance plus 2 SE is inconclusive"),
+)}
+
+
+# Every claim of the paper, by id.
+SPECS = {**FIG02_SPECS, **TAB01_SPECS}
+
+def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str, pd.DataFrame],
+                 grid_points: int = 200) -> list[Claim]:
+    """Figure 2's claims.
+
+    Parameters
+    ----------
+    curves : {"leasgd": df, "dp_dpsgd": df}
+        Seed means per iteration: ``vectors`` (cumulative), ``loss`` (smoothed).
+    saving : dict
+        :func:`~dpdl_core.papers.leasgd.figures.communication_saving` of ``curves``.
+    seeds : {"leasgd": df, "dp_dpsgd": df}
+        Smoothed loss per iteration (rows) and seed (columns): the spread of the (a) claims.
+    """
+    L, D = curves["leasgd"], curves["dp_dpsgd"]
+    head = max(1, len(L) // 10)
+    per_iter = {a: c["vectors"].iloc[-1] / len(c) for a, c in curves.items()}
+    grid = np.linspace(max(L["vectors"].iloc[0], D["vectors"].iloc[0]), min(L["vectors"].iloc[-1], D["vectors"].iloc[-1]),
+                       grid_points)
+    share = float(np.mean(np.interp(grid, L["vectors"], L["loss"]) < np.interp(grid, D["vectors"], D["loss"])))
+    n_seeds = [seeds[a].shape[1] for a in PAIR]
+
+    def window(rows: slice, what: str) -> Comparison:
+        """D-PSGD's minus LEASGD's mean smoothed loss over ``rows``, per seed."""
+        lea, dps = (seeds[a].iloc[rows].mean(axis=0).to_numpy() for a in PAIR)
+        return Comparison(f"mean loss over the {what} {head} iterations {lea.mean():.4f} vs {dps.mean():.4f}",
+                          dps.mean() - lea.mean(), difference_margin(dps, lea), strict=True)
+
+    specs = FIG02_SPECS
+    spread = margin_note("0", n_seeds)
+    fewer = per_iter["leasgd"] < per_iter["dp_dpsgd"]
+    verdict_b = "holds" if share >= LOWER_SHARE else "fails" if share < 0.5 else "inconclusive"
+    gap = saving["saving"] - (CLAIMED_SAVING - SAVING_TOL)
+    return [
+        specs["fig02.fewer_vectors"].claim("holds" if fewer else "fails",
+                                          f"{per_iter['leasgd']:.2f} vs {per_iter['dp_dpsgd']:.2f} per iteration",
+                                          "exact counts"),
+        specs["fig02.faster_start"].judge([window(slice(0, head), "first")], spread),
+        specs["fig02.lower_end"].judge([window(slice(-head, None), "last")], spread),
+        specs["fig02.lower_per_vector"].claim(verdict_b, f"lower at {100 * share:.0f}% of {grid_points} points of the "
+                                              "common range", "share thresholds 90% / 50% on the seed-mean curves"),
+        specs["fig02.saving_30"].judge([Comparison(f"{100 * saving['saving']:.1f}% fewer vectors to reach loss "
+                                                   f"{saving['target']:.4f}", gap)],
+                                       f"{100 * SAVING_TOL:.0f} pp below ~30%; no seed spread (seed-mean curves)"),
+    ]
+
+
+def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) -> list[Claim]:
+    """Table 1's claims on ``t`` (per dataset, m, algorithm: accuracy, epsilon, accuracy_T as
+    seed means); ``runs`` (the same per seed) gives the seed spread, ``tol`` the accuracy
+    tolerance. Without ``runs`` (the paper's own numbers) the values are taken as exact."""
+    key = t.set_index(["dataset", "m", "algorithm"])
+    cells = sorted({(d, m) for d, m, _ in key.index})
+
+    def values(d, m, alg, col) -> np.ndarray:
+        if runs is None:
+            return np.array([key.loc[(d, m, alg), col]])
+        return runs[(runs["dataset"] == d) & (runs["m"] == m) & (runs["algorithm"] == alg)][col].to_numpy()
+
+    def pair(col, tolerance, strict=False, sign=1) -> list[Comparison]:
+        out = []
+        for d, m in cells:
+            lea, dps = values(d, m, "leasgd", col), values(d, m, "dp_dpsgd", col)
+            out.append(Comparison(f"{d} m={m}: {lea.mean():.3f} vs {dps.mean():.3f}", sign * (lea.mean() - dps.mean()),
+                                  difference_margin(lea, dps, tolerance), strict))
+        return out
+
+    def sq_se(d, m, alg) -> float:
+        """Squared standard error of a seed mean (0 for one seed)."""
+        x = values(d, m, alg, "accuracy")
+        return float(x.var(ddof=1) / len(x)) if len(x) > 1 else 0.0
+
+    stable = []
+    ms = sorted({m for _, m in cells})
+    for d in sorted({d for d, _ in cells}) if len(ms) > 1 else ():
+        move = {a: abs(values(d, ms[-1], a, "accuracy").mean() - values(d, ms[0], a, "accuracy").mean()) for a in PAIR}
+        var = {a: sq_se(d, ms[-1], a) + sq_se(d, ms[0], a) for a in PAIR}
+        stable.append(Comparison(f"{d}: |Δacc| {move['leasgd']:.3f} vs {move['dp_dpsgd']:.3f}",
+                                 move["dp_dpsgd"] - move["leasgd"],
+                                 margin_from_stats(np.sqrt(var["leasgd"]), 1, np.sqrt(var["dp_dpsgd"]), 1, tol)))
+    n = [1] if runs is None else runs.groupby(["dataset", "m", "algorithm"]).size()
+    acc_tol = margin_note(f"tolerance {tol}", n)
+    specs = TAB01_SPECS
+    out = [specs["tab01.less_epsilon"].judge(pair("epsilon", 0.0, strict=True, sign=-1), margin_note("0", n)),
+           specs["tab01.accuracy"].judge(pair("accuracy", tol), acc_tol),
+           specs["tab01.accuracy_at_equal_epsilon"].judge(pair("accuracy_T", tol), acc_tol)]
+    if stable:
+        out.append(specs["tab01.stable_in_m"].judge(stable, acc_tol))
+    return out
