@@ -1,5 +1,5 @@
 """Building blocks of every paper's figures and tables: stored histories of a grid, the
-training-loss panel figure, Markdown/LaTeX tables, claim verdicts and reference numbers.
+training-loss panel figure, Markdown/LaTeX tables and reference numbers (claims: :mod:`dpdl_core.claims`).
 
 A paper's builders (``dpdl_core/papers/<paper>/``) combine these with the paper's grid,
 reference file and claims; the paper's numbers only ever fill a "paper" column.
@@ -18,7 +18,7 @@ from .config import ExperimentConfig
 from .plotting import caption, figures_dir, parse_caption, save_figure, write_metadata
 from .results import ResultStore
 
-__all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "verdict", "write_table"]
+__all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "write_table"]
 
 GRID_KEYS = ("algorithm", "epsilon", "n_agents", "topology", "alpha_d", "seed")
 
@@ -124,15 +124,6 @@ def loss_figure(configs: Sequence[ExperimentConfig], profile: str, name: str, ti
 def fmt_mean_std(mean: float, std: float, runs: int = 2) -> str:
     """``mean ± std``, or the mean alone for a single run (no spread to show)."""
     return f"{mean:.1f} ± {std:.1f}" if runs >= 2 else f"{mean:.1f}"
-
-
-def verdict(results: Sequence[bool]) -> str:
-    """``holds (n of n)``, ``fails (k of n comparisons)`` or ``not run``."""
-    if not results:
-        return "not run"
-    if all(results):
-        return f"holds ({len(results)} of {len(results)})"
-    return f"fails ({len(results) - sum(results)} of {len(results)} comparisons)"
 
 
 def _tex(s) -> str:
