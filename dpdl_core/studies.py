@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -76,7 +75,10 @@ class StudyRun:
     purpose : str
         The claim or question the run serves, one line.
     priority : int
-        Lower runs first: the runs that decide the paper's main claim come first.
+        Lower runs first, across all studies (``study run`` with several papers): 0-1 decide
+        DPDL's main claim, 2 the straggler panels, 3-4 DPDL's seed spread and the paper's
+        stated settings, 5-6 the PDSL cell and DPDL's CIFAR-10 cell, 7-8 LEASGD and the
+        remaining seeds and controls (the issue's order: decisive runs first).
     work : ExperimentConfig or Job
     estimate_s : float
         Estimated seconds on one core of the 2-core reference machine (for ``plan``).
@@ -109,12 +111,15 @@ class Study:
     runs : tuple of StudyRun
     notes : str
         Where the study departs from the paper's scale, and why (shown by ``plan``).
+    order : int
+        Among runs of equal priority, studies of lower order run first.
     """
 
     paper: str
     title: str
     runs: tuple[StudyRun, ...]
     notes: str = ""
+    order: int = 0
     _by_key: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -192,20 +197,25 @@ def check_full_data(runs: Iterable[StudyRun], allow_subset: bool = False) -> dic
 
 
 def run_study(
-    study: Study,
+    studies: Study | Iterable[Study],
     *,
-    store: ResultStore | None = None,
+    root: str | Path | None = None,
     allow_subset: bool = False,
     keys: Iterable[str] | None = None,
     max_runs: int | None = None,
     log: Callable[[str], None] = print,
 ) -> int:
-    """Compute the study's runs that its store lacks, in priority order, one at a time.
+    """Compute the runs that the studies' stores lack, one at a time, lowest priority first.
+
+    Priorities are global across studies, so that the runs which decide the papers' main
+    claims land first whatever paper they belong to (ties: the order of ``studies``).
 
     Parameters
     ----------
+    root : path, optional
+        Folder of the stores (default ``$DPDL_STUDIES_DIR`` or ``results/``).
     keys : iterable of str, optional
-        Only these runs (default: all).
+        Only these runs (``paper:key`` or, for one study, ``key``; default: all).
     max_runs : int, optional
         Stop after computing this many runs.
     log : callable
@@ -218,40 +228,52 @@ def run_study(
     """
     from .runner import run
 
-    store = store or study.store()
-    runs = study.ordered()
+    studies = [studies] if isinstance(studies, Study) else list(studies)
+    stores = {s.paper: s.store(root) for s in studies}
+    order = {s.paper: i for i, s in enumerate(studies)}
+    runs = sorted(((s, r) for s in studies for r in s.runs), key=lambda sr: (sr[1].priority, order[sr[0].paper]))
     if keys is not None:
         wanted = set(keys)
-        unknown = sorted(wanted - {r.key for r in runs})
+        names = {f"{s.paper}:{r.key}" for s, r in runs} | ({r.key for _, r in runs} if len(studies) == 1 else set())
+        unknown = sorted(wanted - names)
         if unknown:
-            raise ConfigError(f"keys: {unknown} are not runs of the {study.paper} study; "
-                              f"`python -m dpdl_core plan --study {study.paper}` lists them")
-        runs = [r for r in runs if r.key in wanted]
-    todo = [r for r in runs if not store.has(r.hash)]
+            raise ConfigError(f"keys: {unknown} are not runs of the studies {sorted(stores)}; "
+                              "`python -m dpdl_core study plan` lists them")
+        runs = [(s, r) for s, r in runs if r.key in wanted or f"{s.paper}:{r.key}" in wanted]
+    todo = [(s, r) for s, r in runs if not stores[s.paper].has(r.hash)]
     if max_runs is not None:
         todo = todo[:max_runs]
-    check_full_data(todo, allow_subset)
+    check_full_data([r for _, r in todo], allow_subset)
     done, t_start = 0, time.perf_counter()
-    for i, r in enumerate(todo, 1):
-        log(f"[{study.paper} {i}/{len(todo)}] {r.key} ({r.hash}): {r.purpose}")
+    for i, (s, r) in enumerate(todo, 1):
+        store = stores[s.paper]
+        log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({r.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "
+            f"{r.purpose}")
         t0 = time.perf_counter()
         if isinstance(r.work, ExperimentConfig):
-            result = run(r.work, store=store)
-            diverged = result.meta.get("diverged")
+            diverged = run(r.work, store=store).meta.get("diverged")
         else:
-            with store.claim(r.hash):
-                if not store.has(r.hash):
-                    from .provenance import provenance
-
-                    history, meta = r.work.compute()
-                    meta = {**meta, "wall_seconds": time.perf_counter() - t0, **provenance()}
-                    store.save(r.hash, r.work.to_dict(), history, meta)
-                    store.log_event("stored", r.hash)
+            _compute_job(r.work, store)
             diverged = False
         done += 1
-        log(f"[{study.paper} {i}/{len(todo)}] stored {r.key} in {time.perf_counter() - t0:.0f} s"
-            f"{' (diverged)' if diverged else ''}; {time.perf_counter() - t_start:.0f} s so far")
+        log(f"[study {i}/{len(todo)}] stored {s.paper}:{r.key} -> {store.path(r.hash)} in "
+            f"{time.perf_counter() - t0:.0f} s{' (diverged)' if diverged else ''}; "
+            f"{time.perf_counter() - t_start:.0f} s so far")
     return done
+
+
+def _compute_job(job: Job, store: ResultStore) -> None:
+    """Compute and store ``job`` under its claim (another process may be on it)."""
+    from .provenance import provenance
+
+    t0 = time.perf_counter()
+    with store.claim(job.hash):
+        if store.has(job.hash):
+            return
+        history, meta = job.compute()
+        meta = {**meta, "wall_seconds": time.perf_counter() - t0, **provenance()}
+        store.save(job.hash, job.to_dict(), history, meta)
+        store.log_event("stored", job.hash)
 
 
 def describe_runs(study: Study, store: ResultStore | None = None) -> str:

@@ -68,31 +68,32 @@ def study() -> Study:
             preset("mnist", variant="authors", init=init, **authors))
     for seed in (1, 2):
         for alg in ("dpdl",) + PAIR_BASELINES["mnist"]:
-            add(f"mnist/code_hp/paper_noise/{alg}/seed{seed}", "seed spread of the decisive pair (code eta, C)", 2,
+            add(f"mnist/code_hp/paper_noise/{alg}/seed{seed}", "seed spread of the decisive pair (code eta, C)", 3,
                 preset("mnist", algorithm=alg, sigma_rule="authors_code", seed=seed, **MNIST, **CODE_HP))
-    # 3: the paper's stated hyper-parameters, both noise modes.
+    # 4: the paper's stated hyper-parameters, both noise modes.
     for rule, mode in NOISE.items():
         for alg in ALGORITHMS:
-            add(f"mnist/paper_hp/{mode}/{alg}/seed0", f"Table I at the paper's eta, C ({mode.replace('_', ' ')})", 3,
+            add(f"mnist/paper_hp/{mode}/{alg}/seed0", f"Table I at the paper's eta, C ({mode.replace('_', ' ')})", 4,
                 preset("mnist", algorithm=alg, sigma_rule=rule, **MNIST))
     # 4: the authors' variant as first designed (the paper's eta and C, the code's other defaults).
     add("mnist/authors_variant/paper_hp/dpdl/seed0", "DPDL as the authors' code runs it, at the paper's eta, C", 4,
         preset("mnist", variant="authors", lr=0.005, clip=2.0, **authors))
-    # 5: CIFAR-10 Table II cell.
+    # 5: CIFAR-10 Table II cell (beside PDSL's baselines).
     for alg in CIFAR_ALGORITHMS:
         add(f"cifar10/paper_hp/paper_noise/{alg}/seed0", "Table II at the paper's eta, C: is DPDL best?", 5,
             preset("cifar10", algorithm=alg, sigma_rule="authors_code", **CIFAR))
-    # 6: seed spread at the paper's settings.
+    # 7-8: seed spread at the paper's settings.
     for seed in (1, 2):
         for alg in ("dpdl",) + PAIR_BASELINES["mnist"]:
-            add(f"mnist/paper_hp/paper_noise/{alg}/seed{seed}", "seed spread of the decisive pair (paper eta, C)", 6,
+            add(f"mnist/paper_hp/paper_noise/{alg}/seed{seed}", "seed spread of the decisive pair (paper eta, C)", 7,
                 preset("mnist", algorithm=alg, sigma_rule="authors_code", seed=seed, **MNIST))
         for alg in ("dpdl", PAIR_BASELINES["cifar10"][0]):
-            add(f"cifar10/paper_hp/paper_noise/{alg}/seed{seed}", "seed spread of the decisive pair (CIFAR-10)", 7,
+            add(f"cifar10/paper_hp/paper_noise/{alg}/seed{seed}", "seed spread of the decisive pair (CIFAR-10)", 8,
                 preset("cifar10", algorithm=alg, sigma_rule="authors_code", seed=seed, **CIFAR))
     return Study(
         paper="dpdl",
         title="DPDL study (Tables I-II decisive cells, full data)",
         runs=tuple(runs),
+        order=0,
         notes="MNIST eps 0.5 / CIFAR-10 eps 4, N = 10 bipartite, alpha_d = 0.25, B = 216; paper scale, full data.",
     )
