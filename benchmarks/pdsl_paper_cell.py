@@ -8,7 +8,7 @@ average-model test accuracy, the mean training loss of the last 5 rounds, the ac
 that the σ really buys, the data that ran, seconds) and the list is written to ``--out``
 after every curve, so an interrupted call keeps what finished.
 
-Example (the run reported in the README, on an H100)::
+Example (the run reported in docs/results_log.md, on an H100)::
 
     python benchmarks/pdsl_paper_cell.py --device cuda --out cell.json
 """

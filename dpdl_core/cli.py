@@ -75,8 +75,13 @@ def _results_store(path: str | None, *, create: bool = True):
             root.mkdir(parents=True)
         except OSError as exc:
             raise UserError(f"results folder {root} ({origin}) cannot be created ({exc.strerror}); {fix}") from None
-    if create and not os.access(root, os.W_OK | os.X_OK):
-        raise UserError(f"results folder {root} ({origin}) is read-only; {fix}")
+    if create:
+        import tempfile
+
+        try:  # a real write: os.access says yes to root on a read-only file system
+            tempfile.TemporaryFile(dir=root).close()
+        except OSError as exc:
+            raise UserError(f"results folder {root} ({origin}) is read-only ({exc.strerror}); {fix}") from None
     return ResultStore(root)
 
 

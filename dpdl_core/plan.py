@@ -72,7 +72,7 @@ class BenchmarkRow:
     seconds_per_round: float
 
 
-# The README's "Engine benchmark" table (make bench on the 2-core CI machine, torch 2.14.1,
+# The "Engine benchmark" table of docs/benchmarks.md (make bench on the 2-core CI machine, torch 2.14.1,
 # B = 216), used when benchmarks/results.json (not committed) has not been written here.
 FALLBACK_ROWS = (
     BenchmarkRow("mnist_bipartite_10", "mnist", "bipartite", 10, 216, 0.63),
@@ -101,7 +101,7 @@ class Benchmark:
     source : str
         Where the rows come from (printed with the plan).
     measured : bool
-        False for the fallback (the README's table).
+        False for the fallback (the table of docs/benchmarks.md).
     """
 
     rows: tuple
@@ -111,12 +111,12 @@ class Benchmark:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Benchmark:
-        """``benchmarks/results.json`` (written by ``make bench``), or the README's table when
+        """``benchmarks/results.json`` (written by ``make bench``), or the table of docs/benchmarks.md when
         that file is missing."""
         path = Path(path) if path is not None else BENCHMARK_PATH
         if not path.exists():
-            source = (f"{path} is missing (run `make bench` to measure this machine); using the README's engine "
-                      "benchmark table (2-core CI machine, torch 2.14.1)")
+            source = (f"{path} is missing (run `make bench` to measure this machine); using the engine "
+                      "benchmark table of docs/benchmarks.md (2-core CI machine, torch 2.14.1)")
             return cls(FALLBACK_ROWS, FALLBACK_THREADS, source, measured=False)
         data = json.loads(path.read_text())
         env = data.get("environment", {})

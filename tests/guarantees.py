@@ -1,7 +1,7 @@
 """Counters of what the robustness tests tried (fuzz cases, kills survived, ...).
 
 Tests call :func:`record`; ``conftest.pytest_terminal_summary`` prints the totals at the
-end of the run, so the README's "Guarantees" counts can be read off any CI log.
+end of the run, so the "Guarantees" counts of docs/guarantees.md can be read off any CI log.
 """
 from collections import Counter
 
