@@ -24,9 +24,9 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import yaml
 
 from . import __version__
-from .data import DATASETS, PARTITION_SCHEMES
+from .data import DATASETS, PARTITION_SCHEMES, datasets
 from .models import MODELS
-from .topology import MIN_AGENTS, TOPOLOGIES, check_n_agents
+from .topology import MIN_AGENTS, check_n_agents, topologies
 from .validation import check_choice, check_int
 
 __all__ = ["ConfigError", "ExperimentConfig", "apply_overrides"]
@@ -153,7 +153,8 @@ class ExperimentConfig:
 
     Attributes
     ----------
-    dataset : {"mnist", "cifar10"}
+    dataset : str
+        A registered dataset (:func:`dpdl_core.data.datasets`: ``mnist``, ``cifar10`` and the papers').
     model : str
         A name from :data:`dpdl_core.models.MODELS`, or ``"auto"`` for the model registered
         as the dataset's default (``lenet`` / ``dpdl_cnn``).
@@ -161,7 +162,9 @@ class ExperimentConfig:
         A name from :data:`dpdl_core.algorithms.ALGORITHMS`.
     algo : dict
         Options of the algorithm (its ``Params`` dataclass), defaults filled in.
-    topology : {"fully_connected", "bipartite", "ring"}
+    topology : str
+        A registered topology (:func:`dpdl_core.topology.topologies`: ``fully_connected``,
+        ``bipartite``, ``ring`` and the papers').
     schedule : str
         Who talks to whom in round t (:mod:`dpdl_core.schedules`): ``static`` uses the
         topology in every round.
@@ -240,11 +243,11 @@ class ExperimentConfig:
     init: str = "shared"
 
     def __post_init__(self):
-        self._check_choice("dataset", sorted(DATASETS))
+        self._check_choice("dataset", datasets())
         if self.model != "auto":
             self._check_choice("model", sorted(MODELS) + ["auto"])
         self._check_choice("algorithm", _algorithms())
-        self._check_choice("topology", TOPOLOGIES)
+        self._check_choice("topology", topologies())
         self._check_choice("partition", PARTITION_SCHEMES)
         self._check_choice("sigma_rule", _sigma_rules())
         from .schedules import SCHEDULES

@@ -1,4 +1,4 @@
-"""Model registry: the papers' models by name. ReLU everywhere, no BatchNorm (per-sample DP needs per-sample
+"""Model registry: models by name. ReLU everywhere, no BatchNorm (per-sample DP needs per-sample
 independence), no dropout (a deterministic functional forward for vmap).
 
 Exact widths (where a paper leaves them open, the choice and reason are given):
@@ -11,23 +11,14 @@ Exact widths (where a paper leaves them open, the choice and reason are given):
     16,618 parameters. The paper gives kernels 3×3×3 and 16×3×3, so conv1 has 16 outputs;
     conv2's output width is unstated: 32 doubles the channels as the pooling halves the
     resolution, the usual CNN convention. No padding, as in the LeNet above.
-``pdsl_mnist`` (PDSL, MNIST)
-    The same architecture as ``dpdl_cnn`` on 28×28 inputs: conv 1→16 3×3, ReLU, pool
-    (28→26→13); conv 16→32 3×3, ReLU, pool (13→11→5); FC 800→10. Widths unstated in the
-    paper; 16/32 as above.
-``pdsl_cifar`` (PDSL, CIFAR-10)
-    conv 3→16 5×5, ReLU, pool (32→28→14); conv 16→32 5×5, ReLU, pool (14→10→5);
-    FC 800→128, ReLU; FC 128→10. Widths unstated; 16/32/128.
-``leasgd_mlp`` (LEASGD, MNIST)
-    FC 784→256, ReLU; FC 256→128, ReLU; FC 128→10 (three layers; widths unstated).
-``leasgd_cnn`` (LEASGD, CIFAR-10)
-    conv 3→32 5×5 pad 2, ReLU, pool (32→16); conv 32→64 5×5 pad 2, ReLU, pool (16→8);
-    FC 4096→10 (three layers; widths unstated).
 ``logreg``
     Multinomial logistic regression: flatten, FC d→10.
 
-Add a model with :func:`register_model` (a paper package may register its own); the
-config's ``model: auto`` takes the model registered as the default for the dataset.
+A paper's own models live in its package (``papers/<paper>/models.py``), registered by
+name with :func:`register_model` (``conv_block`` and ``two_block_side`` are the shared
+pieces); the two above stay here as the defaults of ``model: auto`` for MNIST and CIFAR-10,
+which every baseline uses. :func:`build_model` loads the papers before it reports a name
+unknown.
 """
 from __future__ import annotations
 
@@ -37,14 +28,17 @@ from typing import Callable
 import torch
 from torch import nn
 
-__all__ = ["MODELS", "build_model", "count_parameters", "default_model", "register_model"]
+from .data import input_shape
+
+__all__ = ["MODELS", "build_model", "conv_block", "count_parameters", "default_model", "register_model",
+           "two_block_side"]
 
 
-def _conv_block(cin: int, cout: int, k: int, pad: int = 0) -> list[nn.Module]:
+def conv_block(cin: int, cout: int, k: int, pad: int = 0) -> list[nn.Module]:
     return [nn.Conv2d(cin, cout, k, padding=pad), nn.ReLU(), nn.MaxPool2d(2)]
 
 
-def _side(h: int, k: int, pad: int = 0) -> int:
+def two_block_side(h: int, k: int, pad: int = 0) -> int:
     """Spatial size after two (conv k×k, max-pool 2) blocks."""
     return ((h - k + 1 + 2 * pad) // 2 - k + 1 + 2 * pad) // 2
 
@@ -73,54 +67,22 @@ def register_model(name: str, default_for: tuple[str, ...] = ()):
 @register_model("lenet", default_for=("mnist",))
 def lenet(in_shape) -> nn.Module:
     c, h, _ = in_shape
-    side = _side(h, 5)
-    return nn.Sequential(*_conv_block(c, 6, 5), *_conv_block(6, 16, 5), nn.Flatten(), nn.Linear(16 * side * side, 10))
+    side = two_block_side(h, 5)
+    return nn.Sequential(*conv_block(c, 6, 5), *conv_block(6, 16, 5), nn.Flatten(), nn.Linear(16 * side * side, 10))
 
 
 @register_model("dpdl_cnn", default_for=("cifar10",))
-@register_model("pdsl_mnist")
 def cnn_3x3(in_shape) -> nn.Module:
     """Two 3×3 conv blocks (16, 32 channels) and one FC layer (DPDL's CIFAR-10 CNN, PDSL's
     MNIST CNN)."""
     c, h, _ = in_shape
-    side = _side(h, 3)
-    return nn.Sequential(*_conv_block(c, 16, 3), *_conv_block(16, 32, 3), nn.Flatten(), nn.Linear(32 * side * side, 10))
-
-
-@register_model("pdsl_cifar")
-def pdsl_cifar(in_shape) -> nn.Module:
-    c, h, _ = in_shape
-    side = _side(h, 5)
-    return nn.Sequential(
-        *_conv_block(c, 16, 5),
-        *_conv_block(16, 32, 5),
-        nn.Flatten(),
-        nn.Linear(32 * side * side, 128),
-        nn.ReLU(),
-        nn.Linear(128, 10),
-    )
-
-
-@register_model("leasgd_mlp")
-def leasgd_mlp(in_shape) -> nn.Module:
-    d = math.prod(in_shape)
-    return nn.Sequential(nn.Flatten(), nn.Linear(d, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
-
-
-@register_model("leasgd_cnn")
-def leasgd_cnn(in_shape) -> nn.Module:
-    c, h, _ = in_shape
-    return nn.Sequential(
-        *_conv_block(c, 32, 5, pad=2), *_conv_block(32, 64, 5, pad=2), nn.Flatten(), nn.Linear(64 * (h // 4) ** 2, 10)
-    )
+    side = two_block_side(h, 3)
+    return nn.Sequential(*conv_block(c, 16, 3), *conv_block(16, 32, 3), nn.Flatten(), nn.Linear(32 * side * side, 10))
 
 
 @register_model("logreg")
 def logreg(in_shape) -> nn.Module:
     return nn.Sequential(nn.Flatten(), nn.Linear(math.prod(in_shape), 10))
-
-
-INPUT_SHAPES = {"mnist": (1, 28, 28), "cifar10": (3, 32, 32)}
 
 
 def default_model(dataset: str) -> str:
@@ -144,13 +106,12 @@ def build_model(name: str, dataset: str = "mnist", *, seed: int | None = None) -
         papers.load_all()  # papers register their own models
     if name not in MODELS:
         raise ValueError(f"model={name!r} is not known; allowed values: {sorted(MODELS)}")
-    if dataset not in INPUT_SHAPES:
-        raise ValueError(f"dataset={dataset!r} is not known; allowed values: {sorted(INPUT_SHAPES)}")
+    shape = input_shape(dataset)  # raises for an unknown dataset, naming the known ones
     if seed is None:
-        return MODELS[name](INPUT_SHAPES[dataset])
+        return MODELS[name](shape)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return MODELS[name](INPUT_SHAPES[dataset])
+        return MODELS[name](shape)
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -33,10 +33,9 @@ def load_profile(name: str, paper: str | None = None) -> dict:
     if paper is None:
         path = resources.files("dpdl_core").joinpath("profiles.yaml")
     else:
-        from .papers import get_paper
+        from .papers import paper_dir
 
-        get_paper(paper)  # validates the name
-        path = resources.files("dpdl_core").joinpath("papers", paper, "profiles.yaml")
+        path = paper_dir(paper) / "profiles.yaml"  # validates the name; a paper may live outside the package
     return yaml.safe_load(path.read_text())[name]
 
 

@@ -7,7 +7,6 @@ reference file and claims; the paper's numbers only ever fill a "paper" column.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,10 +23,10 @@ GRID_KEYS = ("algorithm", "epsilon", "n_agents", "topology", "alpha_d", "seed")
 
 
 def load_reference(paper: str, name: str) -> pd.DataFrame:
-    """The reference table ``name`` of ``paper`` (``dpdl_core/papers/<paper>/reference/<name>.csv``)."""
-    path = resources.files("dpdl_core").joinpath("papers", paper, "reference", f"{name}.csv")
-    with path.open() as f:
-        return pd.read_csv(f)
+    """The reference table ``name`` of ``paper`` (``<paper folder>/reference/<name>.csv``)."""
+    from .papers import paper_dir
+
+    return pd.read_csv(paper_dir(paper) / "reference" / f"{name}.csv")
 
 
 def load_histories(configs: Sequence[ExperimentConfig], store: ResultStore, metrics: Sequence[str],

@@ -450,6 +450,8 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
                 _, avg_val_acc = eng.evaluate(X.mean(0, keepdim=True), prep.x_val, prep.y_val)
                 rows += _rows(t, "val_acc", val_acc.cpu().numpy()) + _rows(t, "avg_val_acc", avg_val_acc.item())
         rows += _rows(t, "vectors_sent", int(prep.ctx.sent.sum()))
+        for name, values in alg.round_metrics(state).items():  # the algorithm's own (a scalar: network-wide)
+            rows += _rows(t, name, values)
         bar.update(1, loss=f"{losses.mean():.3g}")
         if diverged:
             break

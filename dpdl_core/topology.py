@@ -7,6 +7,7 @@ d-regular graphs) and its spectrum. Assumption 3 of the DPDL paper (eq. 27) asks
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -14,13 +15,38 @@ import networkx as nx
 import numpy as np
 
 __all__ = ["MIN_AGENTS", "TOPOLOGIES", "Topology", "TopologyError", "check_n_agents", "make_topology",
-           "metropolis_hastings", "validate_mixing_matrix"]
+           "metropolis_hastings", "register_topology", "topologies", "validate_mixing_matrix"]
 
-TOPOLOGIES = ("fully_connected", "bipartite", "ring")
-# Smallest N of each named topology: a ring needs N >= 3 (N = 2 is a single edge, not a
-# cycle), a bipartite graph one agent on each side.
-MIN_AGENTS = {"fully_connected": 1, "bipartite": 2, "ring": 3}
-_LABELS = {"fully_connected": "fully connected graph", "bipartite": "bipartite graph", "ring": "ring"}
+# The named graphs, in registration order (a list, so that an unhashable name is compared,
+# not hashed); papers add theirs with @register_topology.
+TOPOLOGIES: list[str] = []
+# Smallest N of each named topology.
+MIN_AGENTS: dict[str, int] = {}
+_LABELS: dict[str, str] = {}
+_BUILDERS: dict[str, Callable[[int], nx.Graph]] = {}
+
+
+def register_topology(name: str, *, min_agents: int = 1, label: str | None = None):
+    """Register ``builder(n) -> networkx.Graph`` as the topology ``name`` (config
+    ``topology: name``), buildable for ``n >= min_agents``; ``label`` names it in messages."""
+
+    def deco(builder: Callable[[int], nx.Graph]):
+        if _BUILDERS.get(name, builder) is not builder:
+            raise ValueError(f"two topologies are named {name!r}")
+        if name not in _BUILDERS:
+            TOPOLOGIES.append(name)
+        _BUILDERS[name], MIN_AGENTS[name], _LABELS[name] = builder, int(min_agents), label or name
+        return builder
+
+    return deco
+
+
+def topologies() -> list[str]:
+    """Every named topology, the papers' included (they are loaded first)."""
+    from . import papers
+
+    papers.load_all()
+    return list(TOPOLOGIES)
 
 
 class TopologyError(ValueError):
@@ -150,8 +176,8 @@ def validate_mixing_matrix(W: np.ndarray, *, atol: float = 1e-10) -> np.ndarray:
 def check_n_agents(name: str, n_agents, error: type[Exception] = TopologyError) -> None:
     """Raise ``error`` unless the named topology ``name`` can be built over ``n_agents``
     agents; the message names the allowed N."""
-    if name not in TOPOLOGIES:  # a tuple: an unhashable name is compared, not hashed
-        raise error(f"topology={name!r} is not known; allowed values: {list(TOPOLOGIES)} or a networkx graph")
+    if name not in TOPOLOGIES and name not in topologies():  # a paper's topology: load the papers
+        raise error(f"topology={name!r} is not known; allowed values: {TOPOLOGIES} or a networkx graph")
     if isinstance(n_agents, bool) or not isinstance(n_agents, Integral) or n_agents < 1:
         raise error(f"n_agents={n_agents!r} must be an integer >= 1")
     need = MIN_AGENTS[name]
@@ -161,17 +187,27 @@ def check_n_agents(name: str, n_agents, error: type[Exception] = TopologyError) 
                     f"for topology={name!r}, or topology in {fits}")
 
 
-def _named_graph(name: str, n: int) -> nx.Graph:
-    check_n_agents(name, n)
-    n = int(n)  # a numpy integer too
-    if name == "fully_connected":
-        return nx.complete_graph(n)
-    if name == "ring":
-        return nx.cycle_graph(n)
-    g = nx.Graph()  # bipartite: every even-indexed agent linked to every odd-indexed one
+@register_topology("fully_connected", min_agents=1, label="fully connected graph")
+def _fully_connected(n: int) -> nx.Graph:
+    return nx.complete_graph(n)
+
+
+@register_topology("bipartite", min_agents=2, label="bipartite graph")  # one agent on each side
+def _bipartite(n: int) -> nx.Graph:
+    g = nx.Graph()  # every even-indexed agent linked to every odd-indexed one
     g.add_nodes_from(range(n))
     g.add_edges_from((i, j) for i in range(0, n, 2) for j in range(1, n, 2))
     return g
+
+
+@register_topology("ring", min_agents=3, label="ring")  # N = 2 is a single edge, not a cycle
+def _ring(n: int) -> nx.Graph:
+    return nx.cycle_graph(n)
+
+
+def _named_graph(name: str, n: int) -> nx.Graph:
+    check_n_agents(name, n)
+    return _BUILDERS[name](int(n))  # a numpy integer too
 
 
 def make_topology(name: str | nx.Graph, n_agents: int | None = None) -> Topology:
@@ -179,9 +215,10 @@ def make_topology(name: str | nx.Graph, n_agents: int | None = None) -> Topology
 
     Parameters
     ----------
-    name : {"fully_connected", "bipartite", "ring"} or networkx.Graph
-        ``bipartite`` is the complete bipartite graph between even- and odd-indexed
-        agents; every agent also keeps a self-loop. A networkx graph gets
+    name : str or networkx.Graph
+        A registered name (:data:`TOPOLOGIES`: ``fully_connected``, ``bipartite``, ``ring``
+        and the papers'); ``bipartite`` is the complete bipartite graph between even- and
+        odd-indexed agents; every agent also keeps a self-loop. A networkx graph gets
         Metropolis–Hastings weights over its nodes in sorted order.
     n_agents : int
         Required for a named topology.

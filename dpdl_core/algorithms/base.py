@@ -228,6 +228,11 @@ class Algorithm:
         """Counters worth recording with the run (e.g. QP fallbacks)."""
         return {}
 
+    def round_metrics(self, state: dict[str, torch.Tensor]) -> dict:
+        """Metrics of this round to record in the history after the step: name → a scalar
+        (network-wide, ``agent = -1``) or one value per agent. Default: none."""
+        return {}
+
     def models(self, state: dict[str, torch.Tensor]) -> torch.Tensor:
         """The (N, P) models to evaluate."""
         return state["x"]

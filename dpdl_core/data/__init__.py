@@ -4,25 +4,29 @@ partition statistics (:mod:`.statistics`)."""
 from .acquisition import (
     DATA_DIR_ENV,
     DATASETS,
+    GENERATORS,
     MIRROR_ENV,
     DataFileError,
     DataUnavailableError,
     Dataset,
     DatasetSpec,
+    datasets,
     default_data_dir,
     denormalize,
     describe,
+    input_shape,
     load_dataset,
     mirror_dir,
     normalize,
     read_npz,
+    register_dataset,
     write_npz,
 )
 from .partition import PARTITION_SCHEMES, dirichlet_partition, validation_split
 from .statistics import label_counts, mean_label_entropy
 
 __all__ = [
-    "DATASETS", "DATA_DIR_ENV", "MIRROR_ENV", "PARTITION_SCHEMES", "DataFileError", "DataUnavailableError", "Dataset", "DatasetSpec",
-    "default_data_dir", "denormalize", "describe", "dirichlet_partition", "label_counts", "load_dataset",
+    "DATASETS", "DATA_DIR_ENV", "MIRROR_ENV", "PARTITION_SCHEMES", "DataFileError", "DataUnavailableError", "Dataset", "DatasetSpec", "GENERATORS",
+    "datasets", "default_data_dir", "input_shape", "register_dataset", "denormalize", "describe", "dirichlet_partition", "label_counts", "load_dataset",
     "mean_label_entropy", "mirror_dir", "normalize", "read_npz", "validation_split", "write_npz",
 ]

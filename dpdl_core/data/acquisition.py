@@ -14,6 +14,8 @@ JSON string with ``name``, ``subset``, ``n_train``, ``n_test`` and ``note``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import json
 import os
 import zipfile
@@ -27,6 +29,7 @@ import torch
 __all__ = [
     "DATASETS",
     "DATA_DIR_ENV",
+    "GENERATORS",
     "MIRROR_ENV",
     "DataFileError",
     "DataUnavailableError",
@@ -38,7 +41,10 @@ __all__ = [
     "load_dataset",
     "mirror_dir",
     "normalize",
+    "datasets",
+    "input_shape",
     "read_npz",
+    "register_dataset",
     "write_npz",
 ]
 
@@ -148,8 +154,38 @@ def mirror_dir() -> Path | None:
     return path
 
 
+# Datasets a paper makes in code instead of reading a file: name -> generator() returning
+# (arrays, meta) in the npz schema (uint8 images x_train, x_test; int64 labels).
+GENERATORS: dict[str, Callable[[], tuple[dict, dict]]] = {}
+
+
+def register_dataset(spec: DatasetSpec, generator: Callable[[], tuple[dict, dict]] | None = None) -> DatasetSpec:
+    """Add ``spec`` to :data:`DATASETS` (config ``dataset: spec.name``); with ``generator``,
+    :func:`load_dataset` calls it instead of looking for ``<name>.npz``."""
+    if DATASETS.get(spec.name, spec) != spec:
+        raise ValueError(f"two datasets are named {spec.name!r}")
+    DATASETS[spec.name] = spec
+    if generator is not None:
+        GENERATORS[spec.name] = generator
+    return spec
+
+
+def datasets() -> list[str]:
+    """Every dataset name, the papers' included (they are loaded first)."""
+    from .. import papers
+
+    papers.load_all()
+    return sorted(DATASETS)
+
+
+def input_shape(name: str) -> tuple[int, int, int]:
+    """The (C, H, W) of one normalized image of dataset ``name``."""
+    shape = _check_name(name).shape
+    return (1, *shape) if len(shape) == 2 else (shape[2], shape[0], shape[1])
+
+
 def _check_name(name: str) -> DatasetSpec:
-    if name not in DATASETS:
+    if name not in DATASETS and name not in datasets():  # a paper's dataset: load the papers
         raise ValueError(f"dataset={name!r} is not known; allowed values: {sorted(DATASETS)}")
     return DATASETS[name]
 
@@ -312,7 +348,11 @@ def load_dataset(
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     if mirror is None:
         mirror = mirror_dir()
-    arrays, meta, source = _locate(name, data_dir, Path(mirror) if mirror else None, download)
+    if name in GENERATORS:
+        arrays, meta = GENERATORS[name]()
+        source = "generated"
+    else:
+        arrays, meta, source = _locate(name, data_dir, Path(mirror) if mirror else None, download)
     meta = {**meta, "source": source}
     meta.setdefault("n_train", int(arrays["x_train"].shape[0]))
     meta.setdefault("n_test", int(arrays["x_test"].shape[0]))

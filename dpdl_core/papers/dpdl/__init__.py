@@ -5,7 +5,7 @@ from .presets import SETTINGS, VARIANTS, preset
 
 TITLE = "DPDL: Towards Differential Privacy Preservation in Decentralized Stochastic Learning on Non-IID Data"
 
-__all__ = ["SETTINGS", "TITLE", "VARIANTS", "preset", "profile_configs"]
+__all__ = ["SETTINGS", "TITLE", "VARIANTS", "preset", "profile_configs", "summary_markdown"]
 
 
 def profile_configs(profile: str) -> list:
@@ -14,3 +14,11 @@ def profile_configs(profile: str) -> list:
     from .results import profile_configs as groups  # the builders pull in matplotlib: import on use
 
     return groups(profile)
+
+
+def summary_markdown(profile: str) -> str:
+    """The reproduced-vs-paper summary of the accuracy tables' stored runs (``python -m
+    dpdl_core summary``): :func:`.results.summary_markdown`; FileNotFoundError when none is stored."""
+    from .results import summary_markdown as summary
+
+    return summary(profile)

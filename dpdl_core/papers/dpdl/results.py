@@ -229,8 +229,18 @@ def profile_configs(profile: str) -> list[RunGroup]:
 def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
     """Reproduced-vs-paper summary over the accuracy tables of a profile: per table and
     algorithm, our mean final accuracy over the cells that ran beside the paper's mean over
-    the same cells, and the claims verdicts. Cells without stored runs are skipped."""
+    the same cells, and the claims verdicts. Cells without stored runs are skipped.
+
+    Raises
+    ------
+    FileNotFoundError
+        When no cell of any table is stored (nothing to summarise).
+    """
     store = store or ResultStore()
+    if not any(store.has(c.hash) for _, dataset, topologies in TABLES.values()
+               for c in grid(dataset, topologies, profile)):
+        raise FileNotFoundError(f"no run of the DPDL accuracy tables is stored at profile {profile} in {store.root}; "
+                                f"run `make figures PROFILE={profile} PAPER=dpdl` first")
     out = [f"Profile `{profile}`. Mean over the cells that ran of the final average-model test accuracy (%).", "",
            "| table | noise | data that ran | algorithm | cells | ours | paper (same cells) |", "|---|---|---|---|---|---|---|"]
     verdicts = []

@@ -1,7 +1,7 @@
 """LEASGD (Cheng, Yu, Hu, Yan, Li, Li, Chen, 2018): leader–follower elastic averaging SGD
 with differential privacy — the algorithm, its σ rule, presets, Figure 2, Table 1 and the
 claims checks. See README.md beside this file."""
-from . import algorithm, privacy  # noqa: F401  (register LEASGD and the leasgd_common σ rule)
+from . import algorithm, models, privacy  # noqa: F401  (register LEASGD, its models, the leasgd_common σ rule)
 from .presets import preset
 
 TITLE = "LEASGD: an Efficient and Privacy-Preserving Decentralized Algorithm for Distributed Learning"

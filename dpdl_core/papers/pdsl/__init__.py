@@ -1,7 +1,7 @@
 """PDSL (Wang, Yuan, Wang, Li): Shapley-weighted private decentralized learning — Algorithm 1,
 its σ rules (Theorem 1 and the per-message Gaussian rule), presets, figures and tables.
 See README.md beside this file."""
-from . import algorithm, privacy  # noqa: F401  (register PDSL and its σ rules)
+from . import algorithm, models, privacy  # noqa: F401  (register PDSL, its models and σ rules)
 from .presets import SETTINGS, preset
 
 TITLE = "PDSL: Privacy-Preserved Decentralized Stochastic Learning with Heterogeneous Data Distribution"

@@ -1,0 +1,90 @@
+"""The paper contract: what a paper package exposes, so that the generic core (``run``,
+sweeps, ``plan``, the report, studies) serves it without naming it.
+
+A paper is a package ``<name>/`` in ``dpdl_core/papers/`` or in a folder of
+``$DPDL_PAPERS_PATH`` (:mod:`dpdl_core.papers`). It holds:
+
+========================  ===================================================================
+``__init__.py``           ``TITLE`` (str); imports the modules that register its algorithms
+                          (``@register``), σ rules (``@register_sigma_rule``), models
+                          (``@register_model``), topologies (``@register_topology``),
+                          datasets (``register_dataset``) and schedules; optionally
+                          ``profile_configs(profile) -> list[RunGroup]``, the runs its
+                          notebooks sweep (``plan``, studies); a paper whose outputs are not
+                          runs of :class:`~dpdl_core.config.ExperimentConfig` has none;
+                          optionally ``summary_markdown(profile) -> str`` (``python -m
+                          dpdl_core summary``; FileNotFoundError when nothing is stored).
+``profiles.yaml``         one mapping per profile (``smoke``, ``cpu``, ``paper``), each with a
+                          ``description``; read by :func:`dpdl_core.profiles.load_profile`.
+``claims.py``             ``SPECS``: ``{id: ClaimSpec}`` of every claim the builders check
+                          (:mod:`dpdl_core.claims`); builders return
+                          :func:`~dpdl_core.claims.claims_frame` of them.
+``reference/*.csv``       the paper's own numbers (:func:`dpdl_core.reporting.load_reference`).
+``README.md``             what goes in, what comes out, the choices where the paper is silent.
+========================  ===================================================================
+
+Outputs are named ``<paper>_<notebook key>`` (``pdsl_tab01_mnist_accuracy``), which is how
+the report attributes a file to its paper and notebook. :func:`check_paper` lists what a
+package misses; ``tests/test_paper_contract.py`` runs it over every paper.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Protocol, runtime_checkable
+
+__all__ = ["Paper", "check_paper"]
+
+
+@runtime_checkable
+class Paper(Protocol):
+    """What every paper package's ``__init__`` exposes (``profile_configs`` is optional)."""
+
+    TITLE: str
+
+
+def check_paper(name: str) -> list[str]:
+    """What paper ``name`` misses of the contract (empty: it conforms).
+
+    Imports the paper (a paper that fails to import is reported, not raised), reads its
+    profiles, claim specs and reference tables, and builds its ``smoke`` runs.
+    """
+    from . import papers
+    from .claims import ClaimSpec
+    from .plan import RunGroup, paper_groups
+    from .profiles import PROFILES, load_profile
+    from .reporting import load_reference
+
+    try:
+        module = papers.get_paper(name)
+    except papers.PaperImportError as exc:
+        return [str(exc)]
+    problems = []
+    if not isinstance(module, Paper) or not isinstance(module.TITLE, str) or not module.TITLE:
+        problems.append("__init__ has no TITLE")
+    folder = papers.paper_dir(name)
+    if not (folder / "README.md").exists():
+        problems.append("no README.md")
+    for profile in PROFILES:
+        try:
+            section = load_profile(profile, paper=name)
+        except Exception as exc:  # a missing file or section: reported with its message
+            problems.append(f"profiles.yaml: {profile}: {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(section, dict) or not section.get("description"):
+            problems.append(f"profiles.yaml: {profile} has no description")
+    try:
+        specs = importlib.import_module(f"{module.__name__}.claims").SPECS
+    except (ImportError, AttributeError) as exc:
+        problems.append(f"claims.py with SPECS: {type(exc).__name__}: {exc}")
+    else:
+        for key, spec in specs.items():
+            if not isinstance(spec, ClaimSpec) or spec.id != key or spec.paper != name:
+                problems.append(f"claims.SPECS[{key!r}] is not a ClaimSpec of {name!r} with that id")
+    for csv in sorted((folder / "reference").glob("*.csv")):
+        if load_reference(name, csv.stem).empty:
+            problems.append(f"reference/{csv.name} is empty")
+    if hasattr(module, "profile_configs"):
+        groups = paper_groups(name, "smoke")
+        if not groups or not all(isinstance(g, RunGroup) and g.configs for g in groups):
+            problems.append("profile_configs('smoke') must return non-empty RunGroups")
+    return problems

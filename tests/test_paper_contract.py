@@ -1,0 +1,109 @@
+"""The paper contract (:mod:`dpdl_core.paper_contract`): every paper conforms; a fifth paper
+living only under ``tests/fixtures/papers`` (its own dataset, topology, model, per-round
+metric and claim) runs through ``run``, a sweep, ``plan`` and its claims with no edit to
+any generic module; a deliberately broken paper fails alone, with a message; and no
+notebook hard-codes the sweep's worker count."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dpdl_core.paper_contract import check_paper
+from dpdl_core.papers import PAPERS
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "papers"
+# What the fixture paper brings: none of these names may appear in the package.
+FIXTURE_NAMES = ("toy_blobs", "toy_gossip", "toy_linear", "toy_consensus", '"star"', "'star'")
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_paper_conforms(paper):
+    assert check_paper(paper) == []
+
+
+def test_the_fixture_paper_lives_only_under_tests():
+    generic = [p for p in (ROOT / "dpdl_core").rglob("*.py")]
+    for path in generic:
+        text = path.read_text()
+        for name in FIXTURE_NAMES:
+            assert name not in text, f"{path.relative_to(ROOT)} names the fixture paper's {name}"
+    assert (FIXTURES / "toy" / "__init__.py").exists() and "toy" not in PAPERS
+
+
+def _in_subprocess(script: str, tmp_path: Path) -> str:
+    """Run ``script`` with the fixture papers on the search path (a fresh interpreter: the
+    papers' registrations must not leak into this one)."""
+    env = {**os.environ, "DPDL_PAPERS_PATH": str(FIXTURES), "DPDL_RESULTS_DIR": str(tmp_path / "results"),
+           "DPDL_FIGURES_DIR": str(tmp_path / "figures"), "DPDL_PROGRESS": "0", "DPDL_WORKERS": "1"}
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def test_fifth_paper_runs_with_no_generic_edit(tmp_path):
+    out = _in_subprocess("""
+        import json, warnings
+        from dpdl_core import papers
+        from dpdl_core.paper_contract import check_paper
+        from dpdl_core.plan import make_plan, Benchmark
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            papers.load_all()
+        broken = [str(w.message) for w in caught if issubclass(w.category, papers.PaperImportWarning)]
+        try:
+            papers.get_paper("broken")
+            raised = ""
+        except papers.PaperImportError as exc:
+            raised = str(exc)
+        contract = {p: check_paper(p) for p in papers.PAPERS if p != "broken"}
+
+        from dpdl_core.papers.toy.figures import accuracy_table
+        from dpdl_core.papers.toy.presets import preset
+        from dpdl_core.runner import run
+        res = run(preset(rounds=3), save=False)
+        metric = res.history[res.history["metric"] == "toy_consensus"]
+
+        table, claims = accuracy_table("smoke", workers=1)
+        plan = make_plan("smoke", papers=["toy"], benchmark=Benchmark.load("missing.json"))
+        print(json.dumps({"broken": broken, "raised": raised, "contract": contract,
+                          "metric_rounds": sorted(metric["round"].tolist()), "metric_agents": sorted(set(metric["agent"])),
+                          "label": res.meta["dataset_label"], "topology": res.config.topology,
+                          "claims": claims[["id", "verdict", "tolerance"]].to_dict("records"),
+                          "accuracies": table["accuracy"].tolist(),
+                          "plan": [(g.paper, g.name, g.runs, g.stored) for g in plan.groups]}))
+    """, tmp_path)
+    got = json.loads(out.strip().splitlines()[-1])
+    # The broken paper fails alone, with a message naming it; the others load and conform.
+    assert len(got["broken"]) == 1 and "'broken'" in got["broken"][0] and "deliberately broken" in got["broken"][0]
+    assert "deliberately broken" in got["raised"]
+    assert got["contract"] == {p: [] for p in [*PAPERS, "toy"]}
+    # run: its dataset, topology and per-round metric (network-wide, every round).
+    assert got["metric_rounds"] == [1, 2, 3] and got["metric_agents"] == [-1]
+    assert "toy blobs" in got["label"] and got["topology"] == "star"
+    # a sweep and the claim: one verdict of the three, with its seed spread.
+    assert len(got["accuracies"]) == 2 and all(0 <= a <= 1 for a in got["accuracies"])
+    (claim,) = got["claims"]
+    assert claim["id"] == "beats_chance" and claim["verdict"] in {"holds", "fails", "inconclusive"}
+    assert "2 SE over 2 seeds" in claim["tolerance"]
+    # plan: the swept runs are stored.
+    assert ("toy", "table", 2, 2) in [tuple(g) for g in got["plan"]]
+
+
+def test_notebooks_do_not_override_the_worker_count():
+    """``$DPDL_WORKERS`` decides the sweep's processes unless a caller passes workers: a
+    notebook's parameters cell must not hard-code a number."""
+    for nb in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        for cell in cells:
+            src = "".join(cell["source"]) if cell["cell_type"] == "code" else ""
+            assert not re.search(r"^workers\s*=\s*\d", src, re.M), f"{nb.relative_to(ROOT)} hard-codes workers"
