@@ -401,6 +401,7 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
     """
     h = config.hash
     prep = prepare(config)
+    made_by = provenance(str(prep.engine.device))  # the code as loaded now, before any checkout can move
     alg, eng = prep.algorithm, prep.engine
     state = alg.init_state(prep.initial_models())
     rows: list[tuple] = []
@@ -499,7 +500,7 @@ def _compute(config: ExperimentConfig, store: ResultStore, progress: bool | None
         "diverged": diverged,
         "device": str(eng.device),
         "torch": torch.__version__,
-        **provenance(str(eng.device)),
+        **made_by,
     }
     result = RunResult(config, history, meta)
     if save:

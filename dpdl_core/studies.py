@@ -82,6 +82,9 @@ class StudyRun:
     work : ExperimentConfig or Job
     estimate_s : float
         Estimated seconds on one core of the 2-core reference machine (for ``plan``).
+    tags : dict
+        What the run varies, as columns for the study's tables (e.g. ``setting``, ``mode``,
+        ``algorithm``, ``seed``); not hashed.
     """
 
     key: str
@@ -89,6 +92,7 @@ class StudyRun:
     priority: int
     work: ExperimentConfig | Job
     estimate_s: float = 0.0
+    tags: dict = field(default_factory=dict, compare=False)
 
     @property
     def hash(self) -> str:
@@ -151,6 +155,28 @@ class Study:
             rows.append({"key": r.key, "hash": r.hash, "priority": r.priority, "stored": stored,
                          "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
                          "machine": meta.get("machine"), "purpose": r.purpose})
+        return pd.DataFrame(rows)
+
+    def finals(self, store: ResultStore | None = None) -> pd.DataFrame:
+        """One row per stored training run: its key, the last round's metrics (agent metrics
+        averaged over agents) and the metadata a table cites (σ, accountant ε, data, machine)."""
+        store = store or self.store()
+        rows = []
+        for r in self.ordered():
+            if not isinstance(r.work, ExperimentConfig) or not store.has(r.hash):
+                continue
+            header, hist = store.load_run(r.hash)
+            meta = header["meta"]
+            last = hist[hist["round"] == hist["round"].max()]
+            evaluated = hist[hist["metric"] == "avg_test_acc"]["round"].max()
+            at_eval = hist[hist["round"] == evaluated]
+            row = {"key": r.key, **r.tags, "hash": r.hash, "rounds_run": int(hist["round"].max())}
+            for metric, frame in (("avg_test_acc", at_eval), ("test_acc", at_eval), ("train_loss_mean", last)):
+                values = frame.loc[frame["metric"] == metric, "value"]
+                row[metric] = float(values.mean()) if len(values) else float("nan")
+            row.update({k: meta.get(k) for k in ("sigma_mean", "epsilon_rdp_max", "diverged", "dataset_label",
+                                                 "wall_seconds", "machine", "device", "commit")})
+            rows.append(row)
         return pd.DataFrame(rows)
 
     def load(self, key: str, store: ResultStore | None = None) -> tuple[dict, pd.DataFrame] | None:
@@ -266,12 +292,12 @@ def _compute_job(job: Job, store: ResultStore) -> None:
     """Compute and store ``job`` under its claim (another process may be on it)."""
     from .provenance import provenance
 
-    t0 = time.perf_counter()
+    made_by, t0 = provenance(), time.perf_counter()
     with store.claim(job.hash):
         if store.has(job.hash):
             return
         history, meta = job.compute()
-        meta = {**meta, "wall_seconds": time.perf_counter() - t0, **provenance()}
+        meta = {**meta, "wall_seconds": time.perf_counter() - t0, **made_by}
         store.save(job.hash, job.to_dict(), history, meta)
         store.log_event("stored", job.hash)
 
