@@ -38,6 +38,25 @@ def test_the_fixture_paper_lives_only_under_tests():
     assert (FIXTURES / "toy" / "__init__.py").exists() and "toy" not in PAPERS
 
 
+def test_no_generic_module_imports_a_paper():
+    """Imports point one way: papers → core. A generic module reaches a paper only through
+    :mod:`dpdl_core.papers` (by name, at run time), never by importing it."""
+    import ast
+
+    for path in (ROOT / "dpdl_core").rglob("*.py"):
+        if (ROOT / "dpdl_core" / "papers") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [f"{'.' * node.level}{node.module or ''}"]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                assert not re.search(r"papers\.\w", name), f"{path.relative_to(ROOT)} imports {name}"
+
+
 def _in_subprocess(script: str, tmp_path: Path) -> str:
     """Run ``script`` with the fixture papers on the search path (a fresh interpreter: the
     papers' registrations must not leak into this one)."""
