@@ -177,7 +177,7 @@ def _cmd_study(args) -> int:
     from .studies import describe_runs, load_study, run_study, study_papers
 
     papers = args.paper or study_papers()
-    studies = [load_study(p) for p in papers]
+    studies = sorted((load_study(p) for p in papers), key=lambda s: s.order)
     if args.action == "plan":
         print("\n\n".join(describe_runs(s) for s in studies))
         return 0
@@ -185,12 +185,26 @@ def _cmd_study(args) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
-    computed = 0
-    for s in studies:
-        computed += run_study(s, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
-                              log=lambda line: print(line, flush=True))
+    computed = run_study(studies, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
+                         log=lambda line: print(line, flush=True))
     print(f"[study] {computed} runs computed; every run of {', '.join(papers)} is stored"
           if args.max_runs is None and not args.key else f"[study] {computed} runs computed")
+    return 0
+
+
+def _cmd_answer(args) -> int:
+    from .answer import write_answer
+
+    changed = write_answer(check=args.check)
+    names = ", ".join(str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p) for p in changed)
+    if args.check:
+        if changed:
+            print(f"error: {names} differ from what the committed studies give; run `python -m dpdl_core answer`",
+                  file=sys.stderr)
+            return 1
+        print("[answer] README and docs/answer.md match the committed studies")
+        return 0
+    print(f"[answer] wrote {names}" if changed else "[answer] README and docs/answer.md were already up to date")
     return 0
 
 
@@ -376,6 +390,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-subset", action="store_true",
                    help="run on subset data (refused by default; captions then name the subset)")
     p.set_defaults(func=_cmd_study)
+
+    p = sub.add_parser(
+        "answer", parents=[debug], help="write the 'Does it replicate?' table (README, docs/answer.md) from the "
+        "committed studies", description="Judge every claim the committed study stores (results/<paper>/) can "
+        "decide and write the table between the README's answer markers and docs/answer.md; --check only compares.")
+    p.add_argument("--check", action="store_true", help="exit 1 if the files differ from what the stores give")
+    p.set_defaults(func=_cmd_answer)
 
     p = sub.add_parser("list", parents=[debug], help="the config fields (with defaults), algorithms, datasets or "
                        "topologies `run --set` accepts")
