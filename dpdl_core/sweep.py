@@ -80,32 +80,25 @@ def run_sweep(
         Worker processes of the local executor (default: ``$DPDL_WORKERS`` or the number of
         CPU cores, at most the number of pending runs). 1 runs in this process.
     progress : bool, optional
-        tqdm bar over finished runs (see :func:`~dpdl_core.progress.progress_enabled`).
+        Progress over finished runs: a tqdm bar, or a log line every 30 s or tenth of the
+        runs off a terminal (see :func:`~dpdl_core.progress.progress_mode`).
     executor : str or Executor, optional
         ``"local"`` (worker processes here), ``"ray"`` (a Ray cluster: ``$RAY_ADDRESS``, or
         a Ray started here) or an instance of :mod:`dpdl_core.executors`; default
         ``$DPDL_EXECUTOR`` or ``local``.
     """
-    from .progress import progress_enabled
+    from .progress import Progress
 
     store = store or ResultStore()
     configs = list(configs)
     todo = pending(configs, store)
     chosen = get_executor(executor, workers=workers)
-    bar = None
-    if todo and progress_enabled(progress):
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(todo), desc=f"sweep ({chosen.name})", unit="run")
-
-    def done(cfg: ExperimentConfig) -> None:
-        if bar is not None:
-            bar.update(1)
-
+    if not todo:
+        return [c.hash for c in configs]
+    bar = Progress(len(todo), f"sweep ({chosen.name}, {len(configs) - len(todo)} of {len(configs)} stored before)",
+                   "run", progress=progress)
     try:
-        if todo:
-            chosen.run(todo, store, done)
+        chosen.run(todo, store, lambda cfg: bar.update(1))
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return [c.hash for c in configs]
