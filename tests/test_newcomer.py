@@ -1,0 +1,363 @@
+"""What a newcomer meets (issue 24): outputs kept per profile, progress off a terminal, one
+clear message and exit code per mistake (never a traceback without ``--debug``), nothing
+silent, results readable back from the command line, and a README whose quick commands run.
+
+Most cases run the real command line in a subprocess, as a user would, with
+``DPDL_PROGRESS=0`` where progress is not the point."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = "dpdl-replication"
+# The smallest run that trains for real (a pinned case's scale).
+TINY = {"algorithm": "dp_dpsgd", "dataset": "mnist", "train_samples": 600, "eval_samples": 200, "n_agents": 6,
+        "batch_size": 16, "eval_every": 10, "epsilon": 0.5, "sigma_rule": "authors_code"}
+
+
+def _sets(fields: dict) -> list[str]:
+    return [a for k, v in fields.items() for a in ("--set", f"{k}={v}")]
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python -m dpdl_core ARGS`` as a user runs it (progress off unless ``env`` says)."""
+    full = {**os.environ, "DPDL_PROGRESS": "0", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "dpdl_core", *args], capture_output=True, text=True, env=full,
+                          cwd=ROOT, timeout=timeout)
+
+
+def assert_clean_error(proc: subprocess.CompletedProcess, *phrases: str, code: int = 2) -> None:
+    """Exit ``code``, every phrase in stderr, and no traceback anywhere."""
+    assert proc.returncode == code, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr + proc.stdout
+    for phrase in phrases:
+        assert phrase in proc.stderr, (phrase, proc.stderr)
+
+
+def kernel_installed() -> bool:
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return KERNEL in KernelSpecManager().find_kernel_specs()
+
+
+needs_kernel = pytest.mark.skipif(not kernel_installed(), reason=f"Jupyter kernel {KERNEL} not registered (make setup)")
+
+
+# -- start-up -----------------------------------------------------------------------------
+def test_help_answers_within_a_second_without_importing_torch():
+    code = ("import sys, time; t = time.perf_counter(); from dpdl_core.cli import main\n"
+            "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print(time.perf_counter() - t, sorted(m for m in ('torch', 'pandas', 'numpy') if m in sys.modules))")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("[]"), proc.stdout  # nothing heavy imported
+    assert wall < 1.0, wall
+    assert "python -m dpdl_core list fields|algorithms|datasets|topologies" in " ".join(proc.stdout.split())
+
+
+def test_list_shows_what_run_accepts():
+    fields = cli("list", "fields")
+    assert fields.returncode == 0 and re.search(r"^epsilon\s", fields.stdout, re.M) and "--set" in fields.stdout
+    algorithms = cli("list", "algorithms")
+    assert algorithms.returncode == 0 and "dp_dpsgd" in algorithms.stdout and "DP-DPSGD" in algorithms.stdout
+    assert "mnist" in cli("list", "datasets").stdout
+    assert cli("list", "topologies").stdout.split() == ["fully_connected", "bipartite", "ring"]
+
+
+def test_the_dpdl_command_is_installed():
+    dpdl = Path(sys.executable).parent / "dpdl"
+    if not dpdl.exists():
+        pytest.skip("package not installed with its scripts (pip install -e .)")
+    proc = subprocess.run([str(dpdl), "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "results" in proc.stdout
+
+
+# -- user errors: one line, exit 2, no traceback ---------------------------------------
+def test_a_bad_field_is_one_line_and_debug_shows_the_traceback():
+    assert_clean_error(cli("run", "--set", "no_such_field=1"), "no_such_field")
+    proc = cli("run", "--set", "no_such_field=1", "--debug")
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_results_folder_that_is_a_file_or_read_only(tmp_path):
+    afile = tmp_path / "results.txt"
+    afile.write_text("not a folder")
+    assert_clean_error(cli("run", "--results", str(afile)), "is a file, not a folder", "--results")
+    assert_clean_error(cli("run", env={"DPDL_RESULTS_DIR": str(afile)}), "is a file, not a folder",
+                       "$DPDL_RESULTS_DIR")
+    readonly = Path("/proc/sys")  # read-only even for root, unlike a chmod-ed folder
+    if not readonly.is_dir():
+        pytest.skip("no /proc/sys here")
+    assert_clean_error(cli("run", "--results", str(readonly)), "is read-only")
+
+
+def test_cuda_without_a_gpu():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert_clean_error(cli("run", "--set", "device=cuda"), "device=cuda", "device=cpu")
+
+
+def test_run_with_a_dict_says_to_build_a_config():
+    from dpdl_core import run
+
+    with pytest.raises(TypeError, match=r"ExperimentConfig\.from_dict"):
+        run({"rounds": 1})
+
+
+@needs_kernel
+def test_figures_refuses_an_unknown_kernel_and_an_only_that_matches_nothing():
+    assert_clean_error(cli("figures", "--profile", "smoke", "--paper", "overview", "--kernel", "no-such-kernel"),
+                       "Jupyter kernel 'no-such-kernel' is not installed", "make setup")
+    assert_clean_error(cli("figures", "--profile", "smoke", "--paper", "overview", "--only", "no_such_notebook"),
+                       "matches no notebook", "00_data_and_topologies")
+
+
+def test_report_of_a_profile_never_run_or_a_missing_figures_folder(tmp_path, monkeypatch, capsys):
+    assert_clean_error(cli("report", "--profile", "paper", "--figures", str(tmp_path / "absent"),
+                           "--out", str(tmp_path / "site")), "is not a folder", "make figures PROFILE=paper")
+    from dpdl_core import pipeline
+    from dpdl_core.cli import main
+
+    (tmp_path / "figures" / "cpu").mkdir(parents=True)  # another profile ran, this one never did
+    monkeypatch.setattr(pipeline, "ROOT", tmp_path)
+    assert main(["report", "--profile", "paper", "--figures", str(tmp_path / "figures"),
+                 "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert "nothing has been executed at profile paper" in err and "Traceback" not in err
+    assert not (tmp_path / "site").exists()
+
+
+def test_summary_with_nothing_stored_writes_nothing(tmp_path):
+    figures = tmp_path / "figures"
+    proc = cli("summary", "--profile", "paper",
+               env={"DPDL_RESULTS_DIR": str(tmp_path / "results"), "DPDL_FIGURES_DIR": str(figures)})
+    assert_clean_error(proc, "paper")
+    assert not [p for p in figures.rglob("*") if p.is_file()]
+
+
+# -- runs: divergence, Ctrl-C, resume, result file ---------------------------------------
+def test_an_exploding_run_is_marked_diverged_and_stops_early():
+    from dpdl_core import ExperimentConfig, run
+    from dpdl_core.runner import EXPLOSION_FACTOR
+
+    result = run(ExperimentConfig.from_dict({**TINY, "rounds": 20, "lr": 1e6}), save=False)
+    curves = result.curves()
+    assert result.meta["diverged"] is True
+    assert curves.index.max() < 20
+    assert curves["train_loss_mean"].iloc[-1] > EXPLOSION_FACTOR * curves["train_loss_mean"].iloc[0]
+
+
+def test_ctrl_c_stops_after_the_round_and_the_rerun_says_where_it_resumed(tmp_path):
+    args = [sys.executable, "-m", "dpdl_core", "run", "--results", str(tmp_path), *_sets({**TINY, "rounds": 40})]
+    env = {**os.environ, "DPDL_PROGRESS": "log"}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                            start_new_session=True)
+    seen = []
+    for line in proc.stderr:  # the first progress line: training has started
+        seen.append(line)
+        if " round " in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    err = "".join(seen) + err
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    match = re.search(r"interrupted at round (\d+); run the same command again to resume", err)
+    assert match, err
+    stopped = int(match.group(1))
+
+    again = subprocess.run(args, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert f"resuming at round {stopped + 1}/40 from its checkpoint" in again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["rounds"] == 40 and Path(summary["result_file"]).is_file()
+
+
+# -- progress off a terminal -------------------------------------------------------------
+PROGRESS_SCRIPT = """
+from dpdl_core.progress import Progress
+bar = Progress(20, "run abcdef12", "round")
+for k in range(20):
+    bar.update(1, loss=f"{0.5:.3g}")
+bar.close()
+"""
+
+
+def test_progress_is_log_lines_off_a_terminal_and_silenced_by_dpdl_progress_0():
+    env = {k: v for k, v in os.environ.items() if k != "DPDL_PROGRESS"}
+    proc = subprocess.run([sys.executable, "-c", PROGRESS_SCRIPT], capture_output=True, text=True, env=env)
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 0 and 5 <= len(lines) <= 11, lines  # every tenth of the work, and the end
+    assert re.fullmatch(r"run abcdef12 round 2/20, loss 0\.5, elapsed \d+s, ETA \d+s", lines[0]), lines[0]
+    assert lines[-1].startswith("run abcdef12 round 20/20, loss 0.5, elapsed ")
+    quiet = subprocess.run([sys.executable, "-c", PROGRESS_SCRIPT], capture_output=True, text=True,
+                           env={**env, "DPDL_PROGRESS": "0"})
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+SWEEP_SCRIPT = """
+from dpdl_core.config import ExperimentConfig
+from dpdl_core.executors import Executor
+from dpdl_core.results import ResultStore
+from dpdl_core.sweep import run_sweep
+
+class Instant(Executor):
+    name = "instant"
+
+    def run(self, configs, store, done):
+        for cfg in configs:
+            done(cfg)
+
+configs = [ExperimentConfig.from_dict({"seed": s}) for s in range(4)]
+run_sweep(configs, store=ResultStore(sys.argv[1]), executor=Instant())
+"""
+
+
+def test_a_sweep_reports_runs_done_off_a_terminal(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "DPDL_PROGRESS"}
+    proc = subprocess.run([sys.executable, "-c", "import sys\n" + SWEEP_SCRIPT, str(tmp_path)], capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("sweep (instant, 0 of 4 stored before) run 1/4, elapsed "), lines
+    assert lines[-1].startswith("sweep (instant, 0 of 4 stored before) run 4/4, elapsed ")
+
+
+# -- results back from the command line ------------------------------------------------
+@pytest.fixture
+def stored(tmp_path):
+    """A results store holding one synthetic run (its metadata with an infinite ε)."""
+    from dpdl_core import ExperimentConfig
+    from dpdl_core.results import ResultStore
+
+    cfg = ExperimentConfig.from_dict({**TINY, "rounds": 2})
+    history = pd.DataFrame([(1, -1, "train_loss_mean", 2.3), (2, -1, "train_loss_mean", 2.1),
+                            (2, -1, "avg_test_acc", 0.4)], columns=["round", "agent", "metric", "value"])
+    ResultStore(tmp_path / "results").save(cfg.hash, cfg.to_dict(), history,
+                                           {"diverged": False, "epsilon_rdp_max": float("inf")})
+    return tmp_path / "results", cfg.hash
+
+
+def test_results_list_show_export(stored, tmp_path):
+    folder, run_hash = stored
+    listing = cli("results", "list", "--results", str(folder))
+    assert listing.returncode == 0 and run_hash in listing.stdout and "dp_dpsgd" in listing.stdout
+    show = cli("results", "show", run_hash[:6], "--results", str(folder))
+    assert show.returncode == 0 and "Infinity" not in show.stdout
+    shown = json.loads(show.stdout)
+    assert shown["meta"]["epsilon_rdp_max"] is None and shown["final"]["avg_test_acc"] == 0.4
+    assert Path(shown["file"]).is_file()
+    out = tmp_path / "runs.csv"
+    assert cli("results", "export", "--format", "csv", "--out", str(out), "--results", str(folder)).returncode == 0
+    table = pd.read_csv(out)
+    assert len(table) == 1 and table.loc[0, "algorithm"] == "dp_dpsgd" and table.loc[0, "final.avg_test_acc"] == 0.4
+    parquet = cli("results", "export", "--format", "parquet", "--out", str(tmp_path / "r.parquet"),
+                  "--results", str(folder))
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        assert_clean_error(parquet, "needs pyarrow")
+    else:
+        assert parquet.returncode == 0 and len(pd.read_parquet(tmp_path / "r.parquet")) == 1
+
+
+def test_results_of_an_empty_store_or_an_unknown_hash(stored, tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert_clean_error(cli("results", "list", "--results", str(tmp_path / "empty")), "no runs are stored")
+    assert_clean_error(cli("results", "show", "ffffffff", "--results", str(stored[0])), "no stored run")
+
+
+# -- figures per profile, failures short and stale outputs set aside ----------------------
+@needs_kernel
+def test_smoke_and_cpu_outputs_of_one_notebook_live_side_by_side(tmp_path, monkeypatch, capfd):
+    from dpdl_core.pipeline import execute_notebooks
+
+    monkeypatch.setenv("DPDL_FIGURES_DIR", str(tmp_path / "figures"))
+    for profile in ("smoke", "cpu"):
+        report = execute_notebooks(profile, KERNEL, papers=["overview"], out_dir=tmp_path / "executed" / profile)
+        assert not report.failed
+    out = capfd.readouterr()  # the kernels' own stderr included
+    assert "[1/1] overview/00_data_and_topologies.ipynb (profile cpu), elapsed" in out.out
+    assert "without encryption" not in out.err
+    smoke, cpu = (sorted(p.name for p in (tmp_path / "figures" / f).glob("*.png")) for f in ("smoke", "cpu"))
+    assert smoke and smoke == cpu
+    for profile in ("smoke", "cpu"):
+        meta = json.loads((tmp_path / "figures" / profile / smoke[0].replace(".png", ".json")).read_text())
+        assert meta["profile"] == profile
+
+
+@needs_kernel
+def test_a_failing_notebook_is_a_short_message_and_its_old_outputs_are_set_aside(tmp_path, monkeypatch, capsys):
+    from dpdl_core.pipeline import execute_notebooks
+
+    sources = tmp_path / "notebooks" / "demo"
+    sources.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('profile = "smoke"', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("def deep():\n    raise ValueError('n_agents=1 is too few; to fix: --set n_agents=4')\n"
+                                  "deep()"),
+    ], metadata={"kernelspec": {"name": KERNEL, "language": "python", "display_name": KERNEL},
+                 "language_info": {"name": "python"}})
+    nbformat.write(nb, sources / "fig01_demo.ipynb")
+    figures = tmp_path / "figures" / "smoke"
+    figures.mkdir(parents=True)
+    old = figures / "demo_fig01_demo.png"
+    old.write_bytes(b"an earlier run's figure")
+    os.utime(old, (time.time() - 60, time.time() - 60))
+    monkeypatch.setenv("DPDL_FIGURES_DIR", str(tmp_path / "figures"))
+
+    report = execute_notebooks("smoke", KERNEL, notebook_dir=tmp_path / "notebooks", out_dir=tmp_path / "executed")
+    printed = capsys.readouterr().out
+    assert report.failed == ["demo/fig01_demo.ipynb"]
+    assert "FAILED" in printed and "to fix: --set n_agents=4" in printed
+    assert str(tmp_path / "executed" / "demo" / "fig01_demo.ipynb") in printed
+    assert "Traceback" not in printed and len(printed.splitlines()) <= 8
+    assert not old.exists() and (figures / "stale" / old.name).exists()
+
+
+# -- the README --------------------------------------------------------------------------
+README = (ROOT / "README.md").read_text()
+
+
+def test_readme_fits_on_a_screen_and_links_its_docs():
+    assert len(README.splitlines()) <= 150
+    assert "docs/answer.md" in README and "make figures" in README and "make test" in README
+    for link in re.findall(r"\]\((docs/[^)#]+)", README):
+        if link != "docs/answer.md":  # written by the evidence work, linked before it exists
+            assert (ROOT / link).exists(), link
+
+
+def quick_commands() -> list[str]:
+    """The README's commands that answer at once: ``make help`` and the ``--help`` and
+    ``list`` calls of its shell blocks."""
+    blocks = re.findall(r"```(?:bash|sh)\n(.*?)```", README, re.S)
+    lines = [ln.split("#")[0].strip() for b in blocks for ln in b.splitlines()]
+    programs = (".venv/bin/python -m dpdl_core", ".venv/bin/dpdl ")
+    return [ln for ln in lines if ln == "make help" or (ln.startswith(programs)
+                                                          and (ln.endswith("--help") or " list " in ln + " "))]
+
+
+def test_the_readme_quick_commands_run_as_written():
+    commands = quick_commands()
+    assert "make help" in commands and any(c.endswith("--help") for c in commands)
+    assert any(" list " in c + " " for c in commands) and any(c.startswith(".venv/bin/dpdl ") for c in commands)
+    if not (ROOT / ".venv" / "bin" / "python").exists():  # tests run from another environment
+        commands = [c.replace(".venv/bin/", str(Path(sys.executable).parent) + "/") for c in commands]
+    env = {**os.environ, "DPDL_PROGRESS": "0"}
+    for command in commands:
+        proc = subprocess.run(command, shell=True, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        assert proc.returncode == 0, (command, proc.stderr[-1000:])
+        assert "Traceback" not in proc.stderr
