@@ -236,6 +236,12 @@ def test_a_sweep_reports_runs_done_off_a_terminal(tmp_path):
     assert lines[-1].startswith("sweep (instant, 0 of 4 stored before) run 4/4, elapsed ")
 
 
+def test_a_paper_value_the_paper_lacks_is_a_dash_not_nan():
+    from dpdl_core.papers.leasgd.figures import _cell
+
+    assert _cell(float("nan"), ".2f") == "–" and _cell(91.234, ".2f") == "91.23"
+
+
 # -- results back from the command line ------------------------------------------------
 @pytest.fixture
 def stored(tmp_path):

@@ -289,7 +289,7 @@ def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: l
     cols = list(table.columns)
     md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     md += ["| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |" for r in table.itertuples(index=False)]
-    (figures_dir() / f"{name}.md").write_text(f"_{caption(results[0].meta['dataset_label'], profile, extra)}_\n\n" + "\n".join(md) + "\n")
+    (figures_dir(profile) / f"{name}.md").write_text(f"_{caption(results[0].meta['dataset_label'], profile, extra)}_\n\n" + "\n".join(md) + "\n")
     return fig
 
 

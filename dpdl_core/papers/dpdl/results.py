@@ -254,5 +254,5 @@ def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
         verdicts += [f"| {name} | {c.condition} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
     out += ["", "| table | noise | claim of the paper | at this scale |", "|---|---|---|---|"] + verdicts
     text = "\n".join(out) + "\n"
-    (figures_dir() / f"dpdl_summary_{profile}.md").write_text(text)
+    (figures_dir(profile) / f"dpdl_summary_{profile}.md").write_text(text)
     return text

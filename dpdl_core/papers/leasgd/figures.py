@@ -80,6 +80,11 @@ def _check_scale(obj) -> None:
         raise ValueError(f"seeds={obj.seeds!r} must be a non-empty list of integers >= 0")
 
 
+def _cell(value: float, spec: str) -> str:
+    """``value`` in format ``spec``, or "–" where there is none (the paper reports no such m)."""
+    return "–" if pd.isna(value) else format(value, spec)
+
+
 def _smooth(series: pd.Series, window: int) -> pd.Series:
     """Trailing moving average (the per-round minibatch loss is noisy)."""
     return series.rolling(window, min_periods=1).mean()
@@ -409,15 +414,16 @@ def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: Resu
     cols = ["dataset", "m", "algorithm", "paper acc.", "acc.", "paper total ε", "total ε", "stop step",
             "acc. at T_max", "ε at T_max", "σ₂"]
     rows = [
-        [r.dataset, r.m, PAPER_NAMES[r.algorithm], f"{r.paper_accuracy:.2f}", f"{r.accuracy:.3f}",
-         f"{r.paper_epsilon:.3f}", f"{r.epsilon:.3f}", f"{r.stop_step:.0f}", f"{r.accuracy_T:.3f}",
+        [r.dataset, r.m, PAPER_NAMES[r.algorithm], _cell(r.paper_accuracy, ".2f"), f"{r.accuracy:.3f}",
+         _cell(r.paper_epsilon, ".3f"), f"{r.epsilon:.3f}", f"{r.stop_step:.0f}", f"{r.accuracy_T:.3f}",
          f"{r.epsilon_T:.3f}", f"{r.sigma:.3f}"]
         for r in table.itertuples()
     ]
     claims_df = claims_frame(claims)
     md = write_table(TAB01_NAME, "LEASGD Table 1: accuracy and total ε (private setting)", text, cols, rows,
                      claims=table_view(claims_df))
-    return Tab01Result(table, runs, claims_df, md, text, [figures_dir() / f"{TAB01_NAME}.{e}" for e in ("md", "tex")])
+    return Tab01Result(table, runs, claims_df, md, text,
+                       [figures_dir(profile) / f"{TAB01_NAME}.{e}" for e in ("md", "tex")])
 
 
 # -- every algorithm's communication cost -------------------------------------------------------

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl_core.claims import Comparison, claims_frame
-from dpdl_core.plotting import caption, figures_dir, save_figure
+from dpdl_core.plotting import caption, save_figure
 from dpdl_core.profiles import PROFILES, load_profile
 from dpdl_core.validation import check_choice, check_int
 
@@ -457,7 +457,7 @@ def fig02_tradeoffs(profile: str = "smoke", *, data: HousingData | None = None, 
     paths = []
     if save:
         paths = save_figure(fig, FIGURE_NAME, text)
-        path = figures_dir() / f"{FIGURE_NAME}_claims.csv"
+        path = paths[0].parent / f"{FIGURE_NAME}_claims.csv"  # beside the figure, in its profile's folder
         claims.to_csv(path, index=False)
         paths.append(path)
     return Fig02Result(fig, claims, analytic, lemma1, lemma2, accuracy, runs, settings, profile, data.label,
