@@ -17,7 +17,7 @@ ifneq ($(strip $(DATA_MIRROR)),)
 export DPDL_DATA_MIRROR := $(abspath $(DATA_MIRROR))
 endif
 
-.PHONY: help setup test pytest nbval figures fidelity notebooks bench report clean distclean
+.PHONY: help setup test pytest nbval figures studies notebooks bench report clean distclean
 
 help: ## List the targets
 	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folders of notebooks/, e.g. dpdl,pdsl> (default all), DATA_MIRROR=DIR"
@@ -44,10 +44,13 @@ nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells asse
 figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill -> figures/PROFILE/
 	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(PAPERS),--paper $(PAPERS))
 
-fidelity: $(STAMP) ## DPDL paper-scale study (about 4 h on 2 cores, resumable) -> results/fidelity/cpu, figures/cpu/dpdl_fidelity_*
-	mkdir -p build/notebooks/cpu/dpdl
-	DPDL_PROFILE=cpu $(PY) -m papermill notebooks/dpdl/ext04_fidelity_at_scale.ipynb build/notebooks/cpu/dpdl/ext04_fidelity_at_scale.ipynb \
-		-p profile cpu -p run_missing True -k $(KERNEL) --cwd notebooks/dpdl
+# Data of the paper-scale studies: DATA_MIRROR if given, else the complete offline mirror
+# ../shared/data_full where it exists, else torchvision's download into the data cache.
+STUDY_MIRROR := $(if $(strip $(DATA_MIRROR)),$(abspath $(DATA_MIRROR)),$(abspath $(wildcard ../shared/data_full)))
+
+studies: $(STAMP) ## Paper-scale studies of PAPER (default all; hours, resumable, one core, decisive runs first) -> results/<paper>/
+	$(if $(STUDY_MIRROR),DPDL_DATA_MIRROR=$(STUDY_MIRROR)) nice -n 10 $(PY) -m dpdl_core study run $(if $(PAPERS),--paper $(PAPERS))
+	$(PY) -m dpdl_core answer
 
 bench: $(STAMP) ## Engine benchmark: ratios against per-edge and naive loops -> benchmarks/results.json
 	$(PY) benchmarks/bench_engine.py --out benchmarks/results.json

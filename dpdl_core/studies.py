@@ -314,3 +314,52 @@ def describe_runs(study: Study, store: ResultStore | None = None) -> str:
         took = f"{row.wall_s / 60:6.1f} min" if row.stored and row.wall_s else f"~{row.estimate_s / 60:5.0f} min"
         lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<58} {row.hash} {took}")
     return "\n".join(lines)
+
+
+def render(study: Study, profile: str, table: pd.DataFrame, claims: pd.DataFrame | None = None, figure=None,
+           store: ResultStore | None = None) -> str:
+    """Write a study notebook's outputs (``<paper>_study_paper_scale``: figure, table with its
+    claims under it) into ``figures/<profile>/`` and return the table's Markdown. Nothing is
+    computed: the caption names the data of the stored runs, and how many of the study's runs
+    are stored. Columns starting with ``_`` are internal and not shown."""
+    from .plotting import caption, save_figure
+    from .reporting import write_table
+
+    store = store or study.store()
+    status = study.status(store)
+    labels = sorted({store.read_header(h)["meta"].get("dataset_label", "?") for h in status.loc[status["stored"], "hash"]})
+    note = caption("; ".join(labels) or "no run stored yet", profile,
+                   f"{study.title}: paper-scale study rendered from the committed store results/{study.paper}/ "
+                   f"({int(status['stored'].sum())} of {len(status)} runs stored; nothing recomputed here)")
+    name = f"{study.paper}_study_paper_scale"
+    if figure is not None:
+        save_figure(figure, name, note)
+    shown = table[[c for c in table.columns if not str(c).startswith("_")]]
+    rows = [[f"{v:.4g}" if isinstance(v, float) else v for v in r] for r in shown.itertuples(index=False)]
+    return write_table(f"{name}_table", study.title, note, list(shown.columns), rows, claims=claims)
+
+
+def verify_store(study: Study, store: ResultStore | None = None) -> int:
+    """Read every stored run of ``study`` back (its checksum verified by the store) and check
+    that its stored config hashes to the run's hash; return the number of runs checked.
+
+    Raises
+    ------
+    ValueError
+        When a stored config does not hash to its run's hash (the file is not that run's).
+    """
+    store = store or study.store()
+    checked = 0
+    for r in study.runs:
+        if not store.has(r.hash):
+            continue
+        header, hist = store.load_run(r.hash)
+        config = header["config"]
+        if isinstance(r.work, ExperimentConfig):
+            again = ExperimentConfig.from_dict(config).hash
+        else:
+            again = Job(config["function"], {k: v for k, v in config.items() if k != "function"}).hash
+        if again != r.hash or hist.empty:
+            raise ValueError(f"{store.path(r.hash)}: its config hashes to {again}, not {r.hash}, or it has no rows")
+        checked += 1
+    return checked

@@ -30,3 +30,8 @@ def study() -> Study:
                                  cfg.rounds * _SECONDS_PER_ROUND[cfg.dataset]))
     return Study(paper="leasgd", title="LEASGD study (Table 1 and Figure 2, paper profile)", runs=tuple(runs), order=3,
                  notes="The paper profile's runs: m = 5 and 15, 1,500 / 2,000 iterations, 3 seeds, full data.")
+
+
+def table(store=None):
+    """The final metrics of every stored run (:meth:`~dpdl_core.studies.Study.finals`)."""
+    return study().finals(store)

@@ -47,3 +47,8 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES) -> Study:
                  runs=tuple(runs), order=2,
                  notes=f"Shrunk for a CPU: |Q| = {validation_samples} (paper 2,000), stratified Monte Carlo Shapley "
                        "R = 10; 200 rounds, B = 250, full MNIST.")
+
+
+def table(store=None):
+    """The final metrics of every stored run (:meth:`~dpdl_core.studies.Study.finals`)."""
+    return study().finals(store)

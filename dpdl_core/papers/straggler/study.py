@@ -71,3 +71,51 @@ def study() -> Study:
     return Study(paper="straggler", title="Straggler study (Fig. 2 lower panels, California housing, d = 8)",
                  runs=tuple(runs), order=1,
                  notes="100 runs per curve, 50,000 hops, batches of 100, n = 10, 80/20 split (the paper's scale).")
+
+
+# -- rendering (from the store alone) --------------------------------------------------------
+
+def curves(store=None) -> pd.DataFrame:
+    """Per stored curve and evaluated hop: mean test accuracy over the runs and its standard
+    error (the lower panels' lines and bands)."""
+    s = study()
+    store = store or s.store()
+    frames = []
+    for r in s.ordered():
+        if not store.has(r.hash):
+            continue
+        _, hist = store.load_run(r.hash)
+        acc = hist[hist["metric"] == "test_acc"].groupby("round")["value"]
+        frames.append(pd.DataFrame({"scheme": r.work.spec["scheme"], "p": r.work.spec["p"],
+                                    "hop": acc.mean().index, "accuracy": acc.mean().to_numpy(),
+                                    "se": (acc.std(ddof=1) / np.sqrt(acc.count())).to_numpy(),
+                                    "runs": acc.count().to_numpy()}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["scheme", "p", "hop", "accuracy", "se", "runs"])
+
+
+def table(store=None) -> pd.DataFrame:
+    """Final mean accuracy (± SE over the 100 runs) of every stored curve."""
+    c = curves(store)
+    if c.empty:
+        return c
+    return c[c["hop"] == c.groupby(["scheme", "p"])["hop"].transform("max")].reset_index(drop=True)
+
+
+def figure(store=None):
+    """Mean test accuracy (±1 SE) against hops of every stored curve (the lower panels before
+    each latency model's per-hop latency rescales the axis)."""
+    import matplotlib.pyplot as plt
+
+    from .figures import COLORS, SCHEME_NAMES
+
+    c = curves(store)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for (scheme, p), g in c.groupby(["scheme", "p"]):
+        ls = "-" if scheme == "ss_ring" else "--"
+        ax.plot(g["hop"], g["accuracy"], ls=ls, color=COLORS.get(p), label=f"{SCHEME_NAMES[scheme]} p={p:g}")
+        ax.fill_between(g["hop"], g["accuracy"] - g["se"], g["accuracy"] + g["se"], color=COLORS.get(p), alpha=0.2)
+    ax.set(xlabel="hops", ylabel="mean test accuracy", xscale="symlog")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
