@@ -58,9 +58,10 @@ def _print_json(value) -> None:
     print(json.dumps(_finite(value), indent=2, allow_nan=False))
 
 
-def _results_store(path: str | None, *, create: bool = True):
+def _results_store(path: str | None, *, create: bool = True, require: bool = True):
     """The results store at ``path`` (default ``$DPDL_RESULTS_DIR`` or ``data/results``),
-    checked to be a folder this process can write (``create``) or read."""
+    checked to be a folder this process can write (``create``), or one that exists
+    (``require``; else a missing folder reads as an empty store)."""
     from .results import RESULTS_ENV, ResultStore, default_results_dir
 
     root = Path(path) if path else default_results_dir()
@@ -69,6 +70,8 @@ def _results_store(path: str | None, *, create: bool = True):
     if root.exists() and not root.is_dir():
         raise UserError(f"results folder {root} ({origin}) is a file, not a folder; {fix}")
     if not root.exists():
+        if not create and not require:
+            return ResultStore(root)
         if not create:
             raise UserError(f"results folder {root} ({origin}) does not exist; run something first or {fix}")
         try:
@@ -167,7 +170,7 @@ def _cmd_summary(args) -> int:
 def _cmd_plan(args) -> int:
     from .plan import Benchmark, format_plan, make_plan
 
-    store = _results_store(args.results, create=False) if args.results else None
+    store = _results_store(args.results, create=False, require=False) if args.results else None
     plan = make_plan(args.profile, papers=args.paper or None, store=store, benchmark=Benchmark.load(args.benchmark))
     print(format_plan(plan, executor=args.executor))
     return 0
