@@ -5,7 +5,9 @@ are never modified: executed copies go to ``build/notebooks/<profile>/<folder>/`
 and tables are written by the notebooks into ``figures/<profile>/`` through
 :mod:`dpdl_core.plotting`, so that profiles never overwrite each other.
 
-A notebook that fails is reported in a few lines (the error's last lines, which say what to
+While a notebook runs, the progress lines of its sweeps and runs (runs done of the total,
+elapsed, ETA: :class:`dpdl_core.progress.Progress`) are relayed, indented, under its
+``[k/n]`` line. A notebook that fails is reported in a few lines (the error's last lines, which say what to
 fix, and the executed copy to open for the whole traceback); the outputs it did not rewrite
 are moved to ``figures/<profile>/stale/``, out of the report, and the other notebooks run.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,6 +45,25 @@ class FiguresReport:
     timings: list[tuple[str, float]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     figures: Path = Path()
+
+
+class _ProgressRelay:
+    """A notebook's stderr as papermill streams it (``stderr_file``): its progress lines
+    (those of :meth:`dpdl_core.progress.Progress.line`) go on to stdout, indented; the rest
+    stays in the executed notebook only."""
+
+    def __init__(self):
+        self._partial = ""
+
+    def write(self, text: str) -> None:
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        for line in lines:
+            if ", elapsed " in line:
+                print("    " + line.strip(), flush=True)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
 
 
 def notebook_folders(notebook_dir: Path | None = None) -> list[str]:
@@ -80,13 +102,18 @@ def _check_kernel(kernel: str) -> None:
 def _kernel_environment(profile: str):
     """The environment the notebooks' kernels inherit: the profile whose folder their outputs
     go to, and progress as log lines (a widget bar would be stored in the executed notebook)
-    unless ``$DPDL_PROGRESS`` says otherwise."""
+    unless ``$DPDL_PROGRESS`` says otherwise; at the ``paper`` profile, full data required
+    (the paper's scale on a subset would be mislabelled evidence) unless ``$DPDL_REQUIRE_FULL_DATA``
+    is already set (``make figures PROFILE=paper ALLOW_SUBSET=1`` sets it to 0)."""
     from .plotting import PROFILE_ENV
+    from .profiles import FULL_DATA_ENV
     from .progress import PROGRESS_ENV
 
-    saved = {k: os.environ.get(k) for k in (PROFILE_ENV, PROGRESS_ENV)}
+    saved = {k: os.environ.get(k) for k in (PROFILE_ENV, PROGRESS_ENV, FULL_DATA_ENV)}
     os.environ[PROFILE_ENV] = profile
     os.environ.setdefault(PROGRESS_ENV, "log")
+    if profile == "paper":
+        os.environ.setdefault(FULL_DATA_ENV, "1")
     try:
         yield
     finally:
@@ -162,7 +189,8 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
             t0, stamp = time.perf_counter(), time.time()
             try:
                 pm.execute_notebook(str(nb), str(executed), parameters={"profile": profile}, kernel_name=kernel,
-                                    cwd=str(nb.parent), progress_bar=False, extra_arguments=KERNEL_ARGUMENTS)
+                                    cwd=str(nb.parent), progress_bar=False, extra_arguments=KERNEL_ARGUMENTS,
+                                    stderr_file=_ProgressRelay())
             except PapermillExecutionError as exc:
                 report.failed.append(name)
                 stale = set_aside_stale(nb, report.figures, stamp)

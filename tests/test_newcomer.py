@@ -313,6 +313,8 @@ def test_a_failing_notebook_is_a_short_message_and_its_old_outputs_are_set_aside
     sources.mkdir(parents=True)
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('profile = "smoke"', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("import sys\nprint('sweep (local, 0 of 2 stored before) run 1/2, elapsed 1s, ETA 1s', "
+                                  "file=sys.stderr)\nprint('a warning', file=sys.stderr)"),
         nbformat.v4.new_code_cell("def deep():\n    raise ValueError('n_agents=1 is too few; to fix: --set n_agents=4')\n"
                                   "deep()"),
     ], metadata={"kernelspec": {"name": KERNEL, "language": "python", "display_name": KERNEL},
@@ -328,6 +330,8 @@ def test_a_failing_notebook_is_a_short_message_and_its_old_outputs_are_set_aside
     report = execute_notebooks("smoke", KERNEL, notebook_dir=tmp_path / "notebooks", out_dir=tmp_path / "executed")
     printed = capsys.readouterr().out
     assert report.failed == ["demo/fig01_demo.ipynb"]
+    assert "    sweep (local, 0 of 2 stored before) run 1/2, elapsed 1s, ETA 1s" in printed  # relayed
+    assert "a warning" not in printed  # stays in the executed notebook
     assert "FAILED" in printed and "to fix: --set n_agents=4" in printed
     assert str(tmp_path / "executed" / "demo" / "fig01_demo.ipynb") in printed
     assert "Traceback" not in printed and len(printed.splitlines()) <= 8
