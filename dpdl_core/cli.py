@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpdl_core {run,figures,report,summary,plan,study,list,results} --help``
+"""Command line: ``python -m dpdl_core {run,figures,report,summary,plan,study,answer,list,results} --help``
 (installed as the ``dpdl`` command too).
 
 Every module beyond the standard library is imported inside the command that needs it, so
