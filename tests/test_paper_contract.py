@@ -1,7 +1,7 @@
 """The paper contract (:mod:`dpdl_core.paper_contract`): every paper conforms; a fifth paper
 living only under ``tests/fixtures/papers`` (its own dataset, topology, model, per-round
-metric and claim) runs through ``run``, a sweep, ``plan`` and its claims with no edit to
-any generic module; a deliberately broken paper fails alone, with a message; and no
+metric and claim) runs through ``run``, a sweep, ``plan``, its claims and a notebook under
+nbval with no edit to any generic module; a deliberately broken paper fails alone, with a message; and no
 notebook hard-codes the sweep's worker count."""
 from __future__ import annotations
 
@@ -116,6 +116,17 @@ def test_fifth_paper_runs_with_no_generic_edit(tmp_path):
     assert "2 SE over 2 seeds" in claim["tolerance"]
     # plan: the swept runs are stored.
     assert ("toy", "table", 2, 2) in [tuple(g) for g in got["plan"]]
+
+
+def test_fifth_papers_notebook_runs_under_nbval(tmp_path):
+    """Its notebook (tests/fixtures/notebooks/toy) executes under nbval like the papers' own."""
+    env = {**os.environ, "DPDL_PAPERS_PATH": str(FIXTURES), "DPDL_RESULTS_DIR": str(tmp_path / "results"),
+           "DPDL_FIGURES_DIR": str(tmp_path / "figures"), "DPDL_PROGRESS": "0", "DPDL_WORKERS": "1"}
+    nb = ROOT / "tests" / "fixtures" / "notebooks" / "toy" / "tab01_toy.ipynb"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval-lax", "--nbval-kernel-name", "dpdl-replication",
+                          "-p", "no:cacheprovider", str(nb)], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and "3 passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
 
 
 def test_notebooks_do_not_override_the_worker_count():
