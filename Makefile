@@ -41,8 +41,8 @@ nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells asse
 	DPDL_PROGRESS=0 DPDL_PROFILE=smoke DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results DPDL_FIGURES_DIR=$(CURDIR)/build/smoke-figures $(PY) -m pytest --nbval-lax \
 		--nbval-kernel-name $(KERNEL) -p no:cacheprovider notebooks
 
-figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill -> figures/PROFILE/
-	$(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(PAPERS),--paper $(PAPERS))
+figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill -> figures/PROFILE/ (PROFILE=paper: full data, or ALLOW_SUBSET=1)
+	$(if $(filter 1,$(ALLOW_SUBSET)),DPDL_REQUIRE_FULL_DATA=0) $(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(PAPERS),--paper $(PAPERS))
 
 # Data of the paper-scale studies: DATA_MIRROR if given, else the complete offline mirror
 # ../shared/data_full where it exists, else torchvision's download into the data cache.

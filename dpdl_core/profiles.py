@@ -14,6 +14,9 @@ import yaml
 __all__ = ["PROFILES", "active_profile", "load_profile"]
 
 PROFILES = ("smoke", "cpu", "paper")
+# 1: training runs refuse subset data (:func:`dpdl_core.data.require_full_data`). `make figures
+# PROFILE=paper` sets it for the notebooks it runs unless ALLOW_SUBSET=1.
+FULL_DATA_ENV = "DPDL_REQUIRE_FULL_DATA"
 # The last profile loaded: the one a notebook runs at, whose folder its outputs go to
 # (:func:`dpdl_core.plotting.figures_dir`).
 _ACTIVE: list[str] = []

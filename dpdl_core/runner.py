@@ -41,7 +41,7 @@ from . import __version__
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
 from .config import ExperimentConfig
-from .data import Dataset, describe, dirichlet_partition, load_dataset, validation_split
+from .data import Dataset, describe, dirichlet_partition, load_dataset, require_full_data, validation_split
 from .engine import Engine, consensus_distance
 from .loop import training_rounds
 from .models import build_model
@@ -232,6 +232,7 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     device = resolve_device(config.device)
     rngs = make_rngs(config.seed)
     data = data if data is not None else _dataset(config.dataset)
+    require_full_data(data.meta, f"a run at the paper profile ({config.dataset})")
     y_all = data.y_train.numpy()
     pool = np.arange(len(y_all))
     if config.train_samples is not None and config.train_samples < len(pool):

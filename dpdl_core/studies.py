@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from .config import ConfigError, ExperimentConfig
+from .data.acquisition import SubsetDataError
 from .results import ResultStore
 
 __all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "load_study",
@@ -33,10 +34,6 @@ __all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "Subset
 
 STUDY_ROOT_ENV = "DPDL_STUDIES_DIR"
 STUDIES_ROOT = Path(__file__).resolve().parents[1] / "results"
-
-
-class SubsetDataError(RuntimeError):
-    """A paper-scale study was asked to run on a subset of its dataset."""
 
 
 @dataclass(frozen=True)

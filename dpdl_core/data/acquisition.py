@@ -26,11 +26,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..profiles import FULL_DATA_ENV
+
 __all__ = [
     "DATASETS",
     "DATA_DIR_ENV",
     "GENERATORS",
     "MIRROR_ENV",
+    "FULL_DATA_ENV",
+    "SubsetDataError",
+    "require_full_data",
     "DataFileError",
     "DataUnavailableError",
     "Dataset",
@@ -85,6 +90,22 @@ DATASETS: dict[str, DatasetSpec] = {
 
 class DataUnavailableError(RuntimeError):
     """Raised when a dataset is in no cache, no mirror, and cannot be downloaded."""
+
+
+class SubsetDataError(DataUnavailableError):
+    """A paper-scale run (the ``paper`` profile, a study) was given a subset of its dataset."""
+
+
+def require_full_data(meta: dict, what: str = "this run") -> None:
+    """Raise :class:`SubsetDataError` when ``meta`` is a subset's and full data is required
+    (``$DPDL_REQUIRE_FULL_DATA`` is 1: ``make figures PROFILE=paper`` sets it unless
+    ``ALLOW_SUBSET=1``)."""
+    if meta.get("subset") and os.environ.get(FULL_DATA_ENV) == "1":
+        raise SubsetDataError(
+            f"{what} needs the full {meta.get('name', 'dataset')}, but the file found ({meta.get('source')}) is a "
+            f"subset ({describe(meta)}). Point ${MIRROR_ENV} (make DATA_MIRROR=...) at a complete mirror such as "
+            f"../shared/data_full, or let torchvision download it; to run on the subset anyway, "
+            f"make figures ... ALLOW_SUBSET=1 or ${FULL_DATA_ENV}=0 (every caption then names the subset).")
 
 
 class DataFileError(ValueError):

@@ -1,0 +1,176 @@
+"""The paper-scale studies and their committed stores (``results/<paper>/``): every committed
+file is a declared run whose checksum and config hash verify, the first rounds of one
+committed run per paper replay bit for bit, the README's answer is what the stores give, and
+paper-scale runs refuse subset data."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpdl_core.config import ExperimentConfig
+from dpdl_core.data import SubsetDataError
+from dpdl_core.results import ResultStore
+from dpdl_core.studies import Job, Study, StudyRun, check_full_data, load_study, study_papers, verify_store
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBSET = ROOT.parent / "shared" / "data"
+FULL = ROOT.parent / "shared" / "data_full"
+PAPERS = study_papers()
+
+
+def test_every_paper_declares_a_study_with_unique_keys_and_hashes():
+    assert PAPERS == ["dpdl", "leasgd", "pdsl", "straggler"]
+    for paper in PAPERS:
+        st = load_study(paper)
+        hashes = [r.hash for r in st.runs]
+        assert len(set(hashes)) == len(hashes), f"{paper}: two keys are the same run"
+        assert st.store().root == ROOT / "results" / paper
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_committed_result_is_a_declared_run_and_verifies(paper):
+    st = load_study(paper)
+    folder = st.store().root
+    files = sorted(folder.glob("*.csv.gz")) if folder.is_dir() else []
+    declared = {r.hash for r in st.runs}
+    orphans = [f.name for f in files if f.name.split(".")[0] not in declared]
+    assert not orphans, f"committed results no study declares (a refactor changed their hash?): {orphans}"
+    assert verify_store(st) == len(files)
+    for f in files:  # what every stored result records about where it was made
+        meta = st.store().read_header(f.name.split(".")[0])["meta"]
+        assert meta["commit"] and meta["machine"] and meta["wall_seconds"] > 0
+        assert not meta["dataset"].get("subset"), f"{f.name} ran on a subset"
+
+
+def _tiny(seed=0, **changes):
+    return ExperimentConfig(n_agents=4, rounds=2, batch_size=8, train_samples=200, eval_samples=50, eval_every=2,
+                            seed=seed, **changes)
+
+
+def test_verify_store_catches_a_file_that_is_not_its_runs(tmp_path):
+    from dpdl_core.runner import run
+
+    a, b = _tiny(0), _tiny(1)
+    st = Study("toy", "toy", (StudyRun("a", "", 0, a), StudyRun("b", "", 0, b)))
+    store = ResultStore(tmp_path)
+    res = run(a, store=store, progress=False)
+    assert verify_store(st, store) == 1
+    store.save(b.hash, a.to_dict(), res.history, res.meta)  # b's file holding a's config
+    with pytest.raises(ValueError, match="hashes to"):
+        verify_store(st, store)
+
+
+def _replay_config(cfg: ExperimentConfig, rounds: int) -> ExperimentConfig:
+    return cfg.replace(rounds=rounds, eval_every=rounds, checkpoint_every=0)
+
+
+@pytest.mark.skipif(not FULL.is_dir(), reason=f"the complete mirror {FULL} is not here; the committed studies ran on it")
+@pytest.mark.parametrize("paper", PAPERS)
+def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
+    """Re-run the first rounds of the cheapest committed run from its stored config: the
+    history prefix must be the stored one, bit for bit on the CPU (a stated tolerance for a
+    run made on a GPU)."""
+    st = load_study(paper)
+    store = st.store()
+    stored = [r for r in st.ordered() if store.has(r.hash)]
+    if not stored:
+        pytest.skip(f"no run of the {paper} study is committed yet")
+    r = min(stored, key=lambda r: r.estimate_s)
+    header, hist = store.load_run(r.hash)
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(FULL))
+    if isinstance(r.work, ExperimentConfig):
+        from dpdl_core import runner
+
+        runner._dataset.cache_clear()
+        rounds = 2
+        again = runner.run(_replay_config(r.work, rounds), save=False, progress=False).history
+        runner._dataset.cache_clear()
+        metrics = ["train_loss", "train_loss_mean"]
+        key = ["round", "agent", "metric"]
+    else:
+        spec = {**r.work.spec, "hops": 2 * r.work.spec["eval_every"]}
+        again, _ = Job(r.work.function, spec).compute()
+        rounds, metrics, key = spec["hops"], ["test_acc"], ["round", "agent", "metric"]
+    pick = lambda h: h[h["metric"].isin(metrics) & (h["round"] <= rounds)].sort_values(key)["value"].to_numpy()
+    ours, stored_values = pick(again), pick(hist)
+    assert len(ours) == len(stored_values) > 0
+    if header["meta"].get("device", "cpu").startswith("cuda"):
+        np.testing.assert_allclose(ours, stored_values, rtol=1e-4, err_msg="GPU-made run: replay on the CPU")
+    else:
+        np.testing.assert_array_equal(ours, stored_values)
+
+
+def test_the_readme_answer_is_what_the_committed_stores_give():
+    from dpdl_core.answer import write_answer
+
+    assert write_answer(check=True) == [], "run `python -m dpdl_core answer` and commit README.md and docs/answer.md"
+
+
+def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
+    from dpdl_core.answer import COLUMNS, answer_rows
+
+    claims, progress = answer_rows()
+    assert list(claims.columns) == COLUMNS
+    assert set(progress["paper"]) == set(PAPERS)
+    assert claims["verdict"].isin(["holds", "fails", "inconclusive"]).all()
+    assert (claims["paper_value"].astype(str) != "").all() and (claims["ours"].astype(str) != "").all()
+
+
+@pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
+def test_studies_refuse_subset_data_unless_allowed(monkeypatch):
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    runs = [StudyRun("x", "", 0, _tiny())]
+    with pytest.raises(SubsetDataError, match="data_full"):
+        check_full_data(runs)
+    assert check_full_data(runs, allow_subset=True) == {"mnist": "MNIST subset, 17,435 train images"}
+
+
+@pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
+def test_study_command_on_a_subset_is_one_clear_error(tmp_path):
+    env = {"DPDL_DATA_MIRROR": str(SUBSET), "DPDL_STUDIES_DIR": str(tmp_path), "DPDL_PROGRESS": "0",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-m", "dpdl_core", "study", "run", "--paper", "dpdl", "--max-runs", "1"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert "subset" in p.stderr and "data_full" in p.stderr and "Traceback" not in p.stderr
+    assert not list(tmp_path.rglob("*.csv.gz"))
+
+
+@pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
+def test_paper_profile_runs_refuse_subset_data(monkeypatch):
+    from dpdl_core import runner
+    from dpdl_core.pipeline import _kernel_environment
+    from dpdl_core.profiles import FULL_DATA_ENV
+
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    monkeypatch.delenv(FULL_DATA_ENV, raising=False)
+    runner._dataset.cache_clear()
+    with _kernel_environment("paper"):
+        with pytest.raises(SubsetDataError, match="subset"):
+            runner.prepare(_tiny())
+    with _kernel_environment("cpu"):
+        assert runner.prepare(_tiny()).data.meta["subset"]
+    monkeypatch.setenv(FULL_DATA_ENV, "0")  # make figures PROFILE=paper ALLOW_SUBSET=1
+    with _kernel_environment("paper"):
+        assert runner.prepare(_tiny()).data.meta["subset"]
+    runner._dataset.cache_clear()
+
+
+def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch):
+    from dpdl_core.studies import run_study
+
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    late, early = StudyRun("late", "", 5, _tiny(1)), StudyRun("early", "", 0, _tiny(2))
+    st = Study("toy", "toy", (late, early))
+    lines = []
+    assert run_study(st, root=tmp_path, allow_subset=True, max_runs=1, log=lines.append) == 1
+    assert "toy:early" in lines[0]
+    assert st.store(tmp_path).has(early.hash) and not st.store(tmp_path).has(late.hash)
+    assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 1  # only what is missing
+    assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 0
+    assert isinstance(st.status(st.store(tmp_path)), pd.DataFrame)
