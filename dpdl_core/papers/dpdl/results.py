@@ -213,17 +213,14 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
 def profile_configs(profile: str) -> list[RunGroup]:
     """The runs the DPDL notebooks sweep into a results store at ``profile`` (``python -m
     dpdl_core plan``): the grids of the loss figures and the accuracy tables, as
-    :func:`loss_figure_notebook` and :func:`accuracy_table_notebook` build them, and the
-    fidelity study (its own store; ``make fidelity``). The attack cells (Figures 5-6,
+    :func:`loss_figure_notebook` and :func:`accuracy_table_notebook` build them (the
+    paper-scale study has its own plan: ``study plan``). The attack cells (Figures 5-6,
     Tables III-IV, ext03) are cached by :mod:`dpdl_core.threat_models`, not swept, and the
     quickstart and baselines notebooks (ext01, ext02) define their few runs themselves."""
-    from .fidelity import study_configs, study_store  # fidelity imports this module
-
     figures = [c for dataset, topologies, _ in FIGURES.values()
                for c in grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])]
     tables = [c for _, dataset, topologies in TABLES.values() for c in grid(dataset, topologies, profile)]
-    return [RunGroup("figures", figures), RunGroup("tables", tables),
-            RunGroup("fidelity", study_configs(profile).values(), study_store(profile))]
+    return [RunGroup("figures", figures), RunGroup("tables", tables)]
 
 
 def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
