@@ -75,6 +75,14 @@ def test_list_shows_what_run_accepts():
     assert cli("list", "topologies").stdout.split() == ["fully_connected", "bipartite", "ring"]
 
 
+def test_make_figures_takes_papers_with_commas_or_spaces():
+    for paper in ("dpdl,pdsl", "dpdl pdsl"):
+        proc = subprocess.run(["make", "-n", "figures", f"PAPER={paper}"], capture_output=True,
+                              text=True, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr
+        assert "--paper dpdl pdsl" in proc.stdout.splitlines()[-1], proc.stdout
+
+
 def test_the_dpdl_command_is_installed():
     dpdl = Path(sys.executable).parent / "dpdl"
     if not dpdl.exists():
