@@ -213,7 +213,7 @@ def fig02_mnist_communication(profile: str, workers: int | None = None, store: R
         mean = runs.groupby("round")[["train_loss_mean", "vectors_sent"]].mean()
         curves[alg] = pd.DataFrame({"vectors": mean["vectors_sent"], "loss": _smooth(mean["train_loss_mean"], s.smooth),
                                     "raw_loss": mean["train_loss_mean"]})
-        seeds[alg] = runs.pivot(index="round", columns="seed", values="train_loss_mean").apply(_smooth, window=s.smooth)
+        seeds[alg] = runs.pivot(index="round", columns="seed", values="train_loss_mean")
     saving = communication_saving(curves)
     claims = fig02_claims(curves, saving, seeds)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
