@@ -28,9 +28,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["KINDS", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame", "combine", "compare",
-           "difference_margin", "margin_from_stats", "margin_note",
-           "table_view"]
+__all__ = ["COLUMNS", "KINDS", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame", "combine",
+           "compare", "difference_margin", "margin_from_stats", "margin_note", "table_view"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
