@@ -174,3 +174,20 @@ def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch)
     assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 1  # only what is missing
     assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 0
     assert isinstance(st.status(st.store(tmp_path)), pd.DataFrame)
+
+
+@pytest.mark.skipif(not (SUBSET / "cal_housing.data").is_file(), reason=f"no cal_housing.data at {SUBSET}")
+def test_straggler_study_judges_the_lower_panel_claims_once_every_curve_is_stored(tmp_path, monkeypatch):
+    from dpdl_core.papers.straggler import study as straggler
+    from dpdl_core.studies import run_study
+
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    small = straggler.study(n_runs=4, hops=600)
+    store = small.store(tmp_path)
+    run_study(small, root=tmp_path, keys=[small.runs[0].key], log=lambda line: None)
+    assert straggler.claims(store, small).empty  # five curves missing: nothing judged
+    run_study(small, root=tmp_path, log=lambda line: None)
+    frame = straggler.claims(store, small)
+    assert sorted(frame["id"]) == ["no_speedup_exponential", "speedup.gamma", "speedup.lomax"]
+    assert frame["verdict"].isin(["holds", "fails", "inconclusive"]).all()
+    assert frame["tolerance"].str.contains("2 SE over 4 paired runs").all()
