@@ -170,6 +170,11 @@ def _cmd_summary(args) -> int:
 def _cmd_plan(args) -> int:
     from .plan import Benchmark, format_plan, make_plan
 
+    if args.study:
+        from .studies import describe_runs, load_study, study_papers
+
+        print("\n\n".join(describe_runs(load_study(p)) for p in args.paper or study_papers()))
+        return 0
     store = _results_store(args.results, create=False, require=False) if args.results else None
     plan = make_plan(args.profile, papers=args.paper or None, store=store, benchmark=Benchmark.load(args.benchmark))
     print(format_plan(plan, executor=args.executor))
@@ -377,6 +382,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(default $DPDL_EXECUTOR or local)")
     p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
     p.add_argument("--benchmark", help="engine benchmark JSON (default benchmarks/results.json)")
+    p.add_argument("--study", action="store_true", help="plan the paper-scale studies instead: each run, stored or "
+                   "not, with its estimated and measured time (same as `study plan`)")
     p.set_defaults(func=_cmd_plan)
 
     p = sub.add_parser(

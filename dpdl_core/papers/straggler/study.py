@@ -166,7 +166,7 @@ def claims(store=None, s: Study | None = None) -> pd.DataFrame:
 def answer(store=None) -> pd.DataFrame:
     """Rows of the "Does it replicate?" table for the straggler paper's lower-panel claims."""
     frame = claims(store)
-    rows = [{"paper": "Straggler", "claim": r.claim, "where": r.where, "setting": "California housing, d = 8, "
+    rows = [{"paper": r.paper, "id": r.id, "claim": r.claim, "where": r.where, "setting": "California housing, d = 8, "
              "100 runs x 50,000 hops", "paper_value": r.quote[:90] + ("..." if len(r.quote) > 90 else ""),
              "ours": r.evidence.split(":")[0], "verdict": r.verdict, "why": r.evidence, "tolerance": r.tolerance,
              "kind": r.kind} for r in frame.itertuples()]
