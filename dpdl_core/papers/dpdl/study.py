@@ -187,7 +187,10 @@ def claims(tab: pd.DataFrame) -> list:
                    for alg in (ALGORITHMS if dataset == "mnist" else CIFAR_ALGORITHMS) if alg != "dpdl"}
             paper_top = max(ref, key=ref.get)
             claim = specs[dataset].judge([comp], margin_note(f"{ACCURACY_TOL} pp", [len(a), len(b)]), condition=cond)
-            why = claim.evidence + (f"; not yet run: {', '.join(missing)}" if missing else "")
+            eps = (g.loc["dpdl", "accountant eps"], others.loc[top, "accountant eps"])
+            privacy = ("equal eps" if mode == "equal_eps" else
+                       f"not equal privacy: accountant eps DPDL {eps[0]:.2g}, {name} {eps[1]:.2g}")
+            why = claim.evidence + f"; {privacy}" + (f"; not yet run: {', '.join(missing)}" if missing else "")
             out.append(dataclasses.replace(claim, evidence={
                 "paper": f"DPDL {paper:.1f} vs {_display(paper_top)} {ref[paper_top]:.1f}",
                 "ours": f"DPDL {np.mean(a):.1f} vs {name} {np.mean(b):.1f} ({len(a)}/{len(b)} seeds)", "why": why}))
