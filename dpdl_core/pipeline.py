@@ -160,12 +160,7 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     ValueError
         For an unknown profile, paper or kernel, or ``only`` naming no notebook of ``papers``.
     """
-    import papermill as pm
-    from papermill.exceptions import PapermillExecutionError
-
-    from .plotting import figures_dir
     from .profiles import load_profile
-    from .progress import format_seconds
 
     load_profile(profile)  # fail early on a bad name
     candidates = notebook_paths(notebook_dir, papers=papers)
@@ -174,6 +169,12 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
         raise ValueError(f"--only {only} matches no notebook of {papers or 'any paper'}; the names (without "
                          f".ipynb) are: {sorted(nb.stem for nb in candidates)}")
     _check_kernel(kernel)
+    # Imported once the arguments are known to be good: papermill and matplotlib take seconds.
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    from .plotting import figures_dir
+    from .progress import format_seconds
     out_dir = out_dir or ROOT / "build" / "notebooks" / profile
     report = FiguresReport(figures=figures_dir(profile))
     started = time.perf_counter()
