@@ -26,7 +26,7 @@ import yaml
 from . import __version__
 from .data import DATASETS, PARTITION_SCHEMES, datasets
 from .models import MODELS
-from .topology import MIN_AGENTS, check_n_agents, topologies
+from .topology import MIN_AGENTS, MIXINGS, check_n_agents, topologies
 from .validation import check_choice, check_int
 
 __all__ = ["ConfigError", "ExperimentConfig", "apply_overrides"]
@@ -40,7 +40,7 @@ _UNHASHED = ("checkpoint_every",)
 # Fields added after results were first stored: at these values they are left out of the
 # hash, so runs stored before they existed keep their identity.
 _HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 1.0, "lr_decay_every": 0,
-                  "compile": False, "init": "shared"}
+                  "compile": False, "init": "shared", "mixing": "metropolis"}
 
 
 class ConfigError(ValueError):
@@ -206,6 +206,10 @@ class ExperimentConfig:
     init : {"shared", "per_agent"}
         x_0: one model drawn from ``seed`` and copied to every agent, or agent i's own
         random model (seeded by ``seed`` and i), as the DPDL authors' code has it.
+    mixing : {"metropolis", "random_sinkhorn"}
+        The weights of W: Metropolis-Hastings (the papers'), or every agent's row from its
+        own random Sinkhorn matrix drawn from ``seed`` (the DPDL authors' code; row
+        stochastic only).
     compile : bool
         Compile the engine's per-sample kernel with ``torch.compile`` (faster on long runs,
         about a minute of compilation first; results equal the eager kernel's to float
@@ -241,6 +245,7 @@ class ExperimentConfig:
     device: str = "cpu"
     compile: bool = False
     init: str = "shared"
+    mixing: str = "metropolis"
 
     def __post_init__(self):
         self._check_choice("dataset", datasets())
@@ -255,6 +260,7 @@ class ExperimentConfig:
         self._check_choice("schedule", sorted(SCHEDULES))
         self._check_choice("device", DEVICES)
         self._check_choice("init", INITS)
+        self._check_choice("mixing", MIXINGS)
         if not isinstance(self.compile, bool):
             raise ConfigError(f"compile={self.compile!r} is not allowed; allowed values: [False, True] (YAML: false, true)")
         for name in ("n_agents", "rounds", "batch_size", "eval_every"):

@@ -241,7 +241,8 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
         y_all[pool], config.n_agents, config.alpha_d, seed=derive_seed(config.seed, "partition"), scheme=config.partition
     )
     parts = [pool[p] for p in parts]
-    topology = make_topology(config.topology, config.n_agents)
+    topology = make_topology(config.topology, config.n_agents, mixing=config.mixing,
+                             seed=derive_seed(config.seed, "mixing"))
     module = build_model(config.model, config.dataset, seed=rngs.init_seed)
     engine = Engine(module, device, compile=config.compile)
     cls = get_algorithm(config.algorithm)

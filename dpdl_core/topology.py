@@ -14,9 +14,13 @@ from numbers import Integral
 import networkx as nx
 import numpy as np
 
-__all__ = ["MIN_AGENTS", "TOPOLOGIES", "Topology", "TopologyError", "check_n_agents", "make_topology",
+__all__ = ["MIN_AGENTS", "MIXINGS", "TOPOLOGIES", "random_sinkhorn_rows", "Topology", "TopologyError", "check_n_agents", "make_topology",
            "metropolis_hastings", "register_topology", "topologies", "validate_mixing_matrix"]
 
+# How W's weights are set on the graph: Metropolis-Hastings (symmetric, doubly stochastic; the
+# papers' assumption), or each agent's row from its own seeded random Sinkhorn matrix (row
+# stochastic only; how one released implementation builds W, docs/dpdl_authors_code.md row A).
+MIXINGS = ("metropolis", "random_sinkhorn")
 # The named graphs, in registration order (a list, so that an unhashable name is compared,
 # not hashed); papers add theirs with @register_topology.
 TOPOLOGIES: list[str] = []
@@ -69,6 +73,7 @@ class Topology:
     name: str
     W: np.ndarray
     eigenvalues: np.ndarray
+    mixing: str = "metropolis"
 
     @property
     def n_agents(self) -> int:
@@ -125,6 +130,7 @@ class Topology:
             "lambdaN": float(self.eigenvalues[-1]),
             "sqrt_rho": self.sqrt_rho,
             "spectral_gap": self.spectral_gap,
+            **({"mixing": self.mixing} if self.mixing != "metropolis" else {}),
         }
 
 
@@ -145,8 +151,42 @@ def metropolis_hastings(graph: nx.Graph) -> np.ndarray:
     return W
 
 
-def validate_mixing_matrix(W: np.ndarray, *, atol: float = 1e-10) -> np.ndarray:
-    """Check W and return its eigenvalues (descending).
+def _sinkhorn(M: np.ndarray, mask: np.ndarray, reg: float, max_iter: int) -> np.ndarray:
+    """Alternately normalise the rows and columns of ``M`` (support ``mask``), adding ``reg``
+    on the support before each sweep, until both sums are 1 (``np.allclose``)."""
+    for _ in range(max_iter):
+        M = M + reg * mask
+        M = M / M.sum(axis=1, keepdims=True)
+        M = M / M.sum(axis=0, keepdims=True)
+        if np.allclose(M.sum(axis=1), 1, atol=1e-10) and np.allclose(M.sum(axis=0), 1, atol=1e-10):
+            break
+    return M
+
+
+def random_sinkhorn_rows(graph: nx.Graph, seed: int, reg: float = 1e-2, max_iter: int = 1000) -> np.ndarray:
+    """W whose row i is row i of agent i's own random doubly stochastic matrix on the graph.
+
+    Each agent draws U(0, 1) weights on the graph's edges and self-loops from its own
+    generator (``seed``, i) and balances them by Sinkhorn iterations; it keeps only its row.
+    The result is row stochastic but neither symmetric nor column stochastic, so gossip does
+    not preserve the average: the construction of an implementation in which every process
+    builds its own W (with ``seed`` instead of no seed).
+    """
+    nodes = sorted(graph.nodes)
+    n = len(nodes)
+    mask = (nx.to_numpy_array(graph, nodelist=nodes) > 0) | np.eye(n, dtype=bool)
+    W = np.zeros((n, n))
+    for i in range(n):
+        M = np.random.default_rng([seed, i]).random((n, n)) * mask
+        W[i] = _sinkhorn(M, mask, reg, max_iter)[i]
+    return W
+
+
+def validate_mixing_matrix(W: np.ndarray, *, atol: float = 1e-10, symmetric: bool = True) -> np.ndarray:
+    """Check W and return its eigenvalues (descending; of (W + Wᵀ)/2).
+
+    ``symmetric=False`` accepts a row-stochastic W (:func:`random_sinkhorn_rows`): rows must
+    sum to 1, columns need not, and W need not be symmetric.
 
     Raises
     ------
@@ -159,14 +199,16 @@ def validate_mixing_matrix(W: np.ndarray, *, atol: float = 1e-10) -> np.ndarray:
         raise TopologyError(f"W must be a non-empty square matrix, got shape {W.shape}")
     if (W < -atol).any():
         raise TopologyError("W has negative entries; weights must be in [0, 1]")
-    if not np.allclose(W, W.T, atol=atol):
+    if symmetric and not np.allclose(W, W.T, atol=atol):
         raise TopologyError("W is not symmetric (w_ij != w_ji); the papers assume an undirected graph")
-    if not (np.allclose(W.sum(axis=0), 1, atol=1e-8) and np.allclose(W.sum(axis=1), 1, atol=1e-8)):
+    if not np.allclose(W.sum(axis=1), 1, atol=1e-8):
+        raise TopologyError("W is not row stochastic: every row must sum to 1")
+    if symmetric and not np.allclose(W.sum(axis=0), 1, atol=1e-8):
         raise TopologyError("W is not doubly stochastic: every row and column must sum to 1")
     if (np.diag(W) <= 0).any():
         bad = np.flatnonzero(np.diag(W) <= 0).tolist()
         raise TopologyError(f"agents {bad} have no self-loop (w_ii = 0); the papers need w_ii > 0")
-    g = nx.from_numpy_array((W > 0).astype(int))
+    g = nx.from_numpy_array(((W > 0) | (W.T > 0)).astype(int))
     if not nx.is_connected(g):
         raise TopologyError(f"the graph is not connected ({nx.number_connected_components(g)} components)")
     eig = np.sort(np.linalg.eigvalsh((W + W.T) / 2))[::-1]
@@ -210,7 +252,8 @@ def _named_graph(name: str, n: int) -> nx.Graph:
     return _BUILDERS[name](int(n))  # a numpy integer too
 
 
-def make_topology(name: str | nx.Graph, n_agents: int | None = None) -> Topology:
+def make_topology(name: str | nx.Graph, n_agents: int | None = None, *, mixing: str = "metropolis",
+                  seed: int = 0) -> Topology:
     """Build a validated topology.
 
     Parameters
@@ -222,14 +265,21 @@ def make_topology(name: str | nx.Graph, n_agents: int | None = None) -> Topology
         Metropolis–Hastings weights over its nodes in sorted order.
     n_agents : int
         Required for a named topology.
+    mixing : {"metropolis", "random_sinkhorn"}
+        How the weights are set (:data:`MIXINGS`); ``random_sinkhorn`` draws them from
+        ``seed`` (:func:`random_sinkhorn_rows`).
     """
+    if mixing not in MIXINGS:
+        raise TopologyError(f"mixing={mixing!r} is not known; allowed values: {list(MIXINGS)}")
     if isinstance(name, nx.Graph):
         graph, label = name, "custom"
     else:
         graph, label = _named_graph(name, n_agents), name
     if graph.number_of_nodes() == 1:
         W = np.ones((1, 1))
+    elif mixing == "random_sinkhorn":
+        W = random_sinkhorn_rows(graph, seed)
     else:
         W = metropolis_hastings(graph)
-    eig = validate_mixing_matrix(W)
-    return Topology(label, W, eig)
+    eig = validate_mixing_matrix(W, symmetric=mixing == "metropolis")
+    return Topology(label, W, eig, mixing)

@@ -223,3 +223,31 @@ def test_per_agent_init_gives_each_agent_its_own_seeded_model():
     # shared init is the default and leaves the hash of runs stored before the field existed
     assert "init" not in json.loads(ExperimentConfig(n_agents=4).canonical_json())["config"]
     assert json.loads(cfg.canonical_json())["config"]["init"] == "per_agent"
+
+
+def test_random_sinkhorn_mixing_is_each_agents_row_of_its_own_doubly_stochastic_matrix():
+    import networkx as nx
+
+    from dpdl_core.topology import _sinkhorn, make_topology, random_sinkhorn_rows
+
+    topo = make_topology("bipartite", 10, mixing="random_sinkhorn", seed=3)
+    W = topo.W
+    # rows sum to 1 to the Sinkhorn stopping rule (np.allclose: rtol 1e-5), as in that code
+    np.testing.assert_allclose(W.sum(axis=1), 1, rtol=0, atol=2e-5)
+    assert not np.allclose(W.sum(axis=0), 1, atol=1e-3)  # gossip does not preserve the average
+    assert not np.allclose(W, W.T)
+    assert ((W > 0) == (make_topology("bipartite", 10).W > 0)).all()  # the graph's support
+    np.testing.assert_array_equal(W, make_topology("bipartite", 10, mixing="random_sinkhorn", seed=3).W)
+    assert not np.array_equal(W, make_topology("bipartite", 10, mixing="random_sinkhorn", seed=4).W)
+    # row 2 is row 2 of agent 2's own balanced matrix (its generator: (seed, 2))
+    g = nx.complete_bipartite_graph(range(0, 10, 2), range(1, 10, 2))
+    mask = (nx.to_numpy_array(g, nodelist=range(10)) > 0) | np.eye(10, dtype=bool)
+    own = _sinkhorn(np.random.default_rng([3, 2]).random((10, 10)) * mask, mask, 1e-2, 1000)
+    np.testing.assert_allclose(own.sum(axis=0), 1, atol=1e-8)
+    np.testing.assert_array_equal(random_sinkhorn_rows(g, 3)[2], own[2])
+    # a run with it: the σ of the authors' rule differs by agent, the default hash is untouched
+    cfg = ExperimentConfig(n_agents=4, rounds=2, batch_size=8, train_samples=200, eval_samples=50, epsilon=0.5,
+                           sigma_rule="authors_code", mixing="random_sinkhorn")
+    res = run(cfg, save=False, progress=False)
+    assert len(set(np.round(res.meta["sigma"], 12))) > 1 and res.meta["topology"]["mixing"] == "random_sinkhorn"
+    assert "mixing" not in json.loads(cfg.replace(mixing="metropolis").canonical_json())["config"]

@@ -60,6 +60,8 @@ CHOICES = {
     "sigma_rule": SIGMA_RULE_NAMES,
     "device": ["cpu", "cuda", "auto"],
     "compile": [False, True],
+    "init": ["shared", "per_agent"],
+    "mixing": ["metropolis", "random_sinkhorn"],
 }
 # field: (minimum, may be null)
 INTS = {"n_agents": (1, False), "rounds": (1, False), "batch_size": (1, False), "eval_every": (1, False),
