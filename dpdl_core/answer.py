@@ -66,14 +66,16 @@ def _cell(text) -> str:
 
 
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
-    """The short table for the README's first screen."""
+    """The short table for the README's first screen: the papers' own claims (our checks and
+    controls are in docs/answer.md)."""
     lines = ["| paper | claim (where; setting) | paper | ours | verdict | why |", "|---|---|---|---|---|---|"]
-    for r in claims.itertuples():
+    for r in claims[claims["kind"] == "paper"].itertuples():
         lines.append(f"| {r.paper} | {_cell(r.claim)} ({_cell(r.where)}; {_cell(r.setting)}) | {_cell(r.paper_value)} | "
                      f"{_cell(r.ours)} | {VERDICT_MARK[r.verdict]} | {_cell(r.why)} |")
     done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())
     lines += ["", f"Study runs stored (of declared): {done}. Claims without a row here are not decided yet; "
-              "details, checks and tolerances: [docs/answer.md](docs/answer.md)."]
+              "every claim, our checks against the papers' numbers, and the tolerances: "
+              "[docs/answer.md](docs/answer.md)."]
     return "\n".join(lines)
 
 
