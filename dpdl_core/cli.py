@@ -89,9 +89,9 @@ def _results_store(path: str | None, *, create: bool = True, require: bool = Tru
 
 
 def _cmd_run(args) -> int:
-    from .config import ExperimentConfig
-    from .runner import run
+    from .config import ExperimentConfig, check_override_names
 
+    check_override_names(args.set)  # an unknown field answers before torch loads
     cfg = ExperimentConfig.from_yaml(args.config) if args.config else ExperimentConfig()
     cfg = cfg.with_overrides(args.set)
     if args.print_config:
@@ -103,6 +103,8 @@ def _cmd_run(args) -> int:
         if not torch.cuda.is_available():
             raise UserError("device=cuda but torch sees no CUDA GPU here; use --set device=cpu, or device=auto "
                             "(the GPU when there is one)")
+    from .runner import run
+
     store = _results_store(args.results)
     result = run(cfg, store=store, force=args.force)
     curves = result.curves()

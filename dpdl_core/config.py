@@ -24,9 +24,6 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import yaml
 
 from . import __version__
-from .data import DATASETS, PARTITION_SCHEMES, datasets
-from .models import MODELS
-from .topology import MIN_AGENTS, MIXINGS, check_n_agents, topologies
 from .validation import check_choice, check_int
 
 __all__ = ["ConfigError", "ExperimentConfig", "apply_overrides"]
@@ -248,6 +245,12 @@ class ExperimentConfig:
     mixing: str = "metropolis"
 
     def __post_init__(self):
+        # The registries import torch: loaded here, so that reading a config (and rejecting an
+        # unknown field) does not.
+        from .data import PARTITION_SCHEMES, datasets
+        from .models import MODELS
+        from .topology import MIXINGS, topologies
+
         self._check_choice("dataset", datasets())
         if self.model != "auto":
             self._check_choice("model", sorted(MODELS) + ["auto"])
@@ -317,6 +320,9 @@ class ExperimentConfig:
     def _check_sizes(self) -> None:
         """Sizes that the data and the graph fix before any run: the graph's smallest N, at
         least one training sample per agent, and a validation set that leaves test images."""
+        from .data import DATASETS
+        from .topology import MIN_AGENTS, check_n_agents
+
         check_n_agents(self.topology, self.n_agents, error=ConfigError)
         if self.schedule == "random_ring" and self.n_agents < MIN_AGENTS["ring"]:
             # random_ring draws a fresh ring over the agents every round.
@@ -414,6 +420,15 @@ def _parse_override(s) -> tuple[str, Any]:
         raise ConfigError(f"override {s!r} has no key; it must look like key=value, allowed keys: {_field_names()} "
                           "or algo.OPTION")
     return k, _load_yaml(v, f"override {s!r}: the value of {k}")
+
+
+def check_override_names(overrides: list[str]) -> None:
+    """Reject ``key=value`` overrides with an unknown field before any config is built (that
+    loads the registries, and torch: seconds); values are checked when the config is."""
+    known = _field_names()
+    unknown = sorted({k for k, _ in map(_parse_override, overrides) if k not in known and not k.startswith("algo.")})
+    if unknown:
+        raise ConfigError(f"unknown config field(s) {unknown}; allowed fields: {known}")
 
 
 def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]) -> ExperimentConfig:
