@@ -152,8 +152,9 @@ def _failure_lines(exc, executed: Path) -> list[str]:
 def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None, only: list[str] | None = None,
                       out_dir: Path | None = None, notebook_dir: Path | None = None) -> FiguresReport:
     """Run the notebooks of ``papers`` (default all) with ``profile`` injected, printing
-    ``[k/n] folder/name`` with the elapsed time and an ETA (from the mean time per notebook
-    so far) before each.
+    ``[k/n] folder/name`` with the elapsed time and an ETA before each: first from ``plan``'s
+    estimate of the runs the notebooks still have to compute (:func:`_planned_seconds`),
+    then from the mean time per notebook so far, whichever is larger.
 
     Raises
     ------
@@ -177,12 +178,19 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     from .progress import format_seconds
     out_dir = out_dir or ROOT / "build" / "notebooks" / profile
     report = FiguresReport(figures=figures_dir(profile))
+    folders = sorted({nb.parent.name for nb in notebooks})
+    planned = _planned_seconds(profile, folders)
+    if planned is not None:
+        print(f"[figures] plan: the runs of {', '.join(folders)} not yet stored take about {format_seconds(planned)} "
+              f"on this machine (python -m dpdl_core plan --profile {profile})", flush=True)
     started = time.perf_counter()
     with _kernel_environment(profile):
         for k, nb in enumerate(notebooks, 1):
             name = f"{nb.parent.name}/{nb.name}"
             elapsed = time.perf_counter() - started
-            eta = f", ETA {format_seconds(elapsed / (k - 1) * (len(notebooks) - k + 1))}" if k > 1 else ""
+            by_mean = elapsed / (k - 1) * (len(notebooks) - k + 1) if k > 1 else 0.0
+            by_plan = max(0.0, planned - elapsed) if planned is not None else 0.0
+            eta = f", ETA {format_seconds(max(by_mean, by_plan))}" if k > 1 or planned is not None else ""
             print(f"[{k}/{len(notebooks)}] {name} (profile {profile}), elapsed {format_seconds(elapsed)}{eta}",
                   flush=True)
             executed = out_dir / nb.parent.name / nb.name
@@ -204,6 +212,25 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
                 print(f"[{k}/{len(notebooks)}] {name} done in {format_seconds(time.perf_counter() - t0)}", flush=True)
             report.timings.append((name, time.perf_counter() - t0))
     return report
+
+
+def _planned_seconds(profile: str, folders: list[str]) -> float | None:
+    """Wall seconds ``plan`` estimates for the runs of ``folders``' papers that are not stored
+    (CPU-hours over this machine's cores), or None when it has nothing to say (no paper
+    among them, no run to compute, or the estimate fails: the ETA then comes from the
+    notebooks' own times)."""
+    from .papers import PAPERS
+
+    papers = [f for f in folders if f in PAPERS]
+    if not papers:
+        return None
+    try:
+        from .plan import make_plan
+
+        hours = make_plan(profile, papers=papers).total.cpu_hours_missing
+    except Exception:  # an estimate only: never a reason to stop make figures
+        return None
+    return hours * 3600 / max(1, os.cpu_count() or 1) if hours > 0 else None
 
 
 def build_report(profile: str, out: Path | None = None, figures: Path | None = None) -> Path:

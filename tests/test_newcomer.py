@@ -354,6 +354,14 @@ def test_a_failing_notebook_is_a_short_message_and_its_old_outputs_are_set_aside
     assert not old.exists() and (figures / "stale" / old.name).exists()
 
 
+def test_make_figures_eta_starts_from_plans_estimate():
+    from dpdl_core.pipeline import _planned_seconds
+
+    assert _planned_seconds("smoke", ["leasgd"]) > 0  # the paper's notebooks sweep runs the store lacks
+    assert _planned_seconds("smoke", ["straggler"]) is None  # no run to plan: the ETA comes from the notebooks
+    assert _planned_seconds("smoke", ["demo"]) is None  # not a paper
+
+
 # -- the README --------------------------------------------------------------------------
 README = (ROOT / "README.md").read_text()
 
