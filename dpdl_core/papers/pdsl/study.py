@@ -2,9 +2,10 @@
 
 MNIST, fully connected, M = 10, ε = 0.3, 200 rounds, B = 250, all 60,000 training images,
 the per-message σ rule: the four baselines, PDSL as written (batch clipping) and PDSL with
-per-sample clipping, plus two controls beyond the paper: σ = 0 (the ceiling: what the
-Shapley weighting reaches without noise) and equal ε (every algorithm's σ from the
-accountant for its own messages, ``rdp``).
+per-sample clipping, plus three controls beyond the paper: σ = 0 (the ceiling: what the
+Shapley weighting reaches without noise), equal ε (every algorithm's σ from the accountant
+for its own messages, ``rdp``) and uniform weights (``floor = 1``: every share 1/n, so
+π = 1/(n·ω) keeps eq (20)'s scale; isolates what the Shapley weighting adds).
 
 Shrunk on a CPU, and said so in every key and caption: |Q| = 500 validation images instead
 of 2,000 (the Shapley games cost ~1 min per round on one core at |Q| = 500 and ~3 min at
@@ -39,7 +40,9 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES) -> Study:
                              prio, cfg, cfg.rounds * _SECONDS_PER_ROUND[kind]))
     pdsl = next(r.config for r in cell if r.label == "PDSL").replace(validation_samples=validation_samples)
     controls = {"PDSL sigma=0 (control)": pdsl.replace(epsilon=None),
-                "PDSL equal eps (control)": pdsl.replace(sigma_rule="rdp")}
+                "PDSL equal eps (control)": pdsl.replace(sigma_rule="rdp"),
+                # floor = 1: every share 1/n, eq (20)'s scale kept: isolates the Shapley weighting
+                "PDSL uniform weights (control)": pdsl.replace(algo={**pdsl.algo, "floor": 1.0})}
     for label, cfg in controls.items():
         runs.append(StudyRun(f"mnist/fc10/eps0.3/{tag}/{label}", "beyond the paper: what limits PDSL as written", 8,
                              cfg, cfg.rounds * _SECONDS_PER_ROUND["pdsl"]))
