@@ -195,8 +195,13 @@ def _cmd_study(args) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserError("--device cuda but torch sees no CUDA GPU here; leave --device out to run on the CPU")
     computed = run_study(studies, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
-                         log=lambda line: print(line, flush=True))
+                         device=args.device, log=lambda line: print(line, flush=True))
     print(f"[study] {computed} runs computed; every run of {', '.join(papers)} is stored"
           if args.max_runs is None and not args.key else f"[study] {computed} runs computed")
     return 0
@@ -399,6 +404,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--key", action="append", help="run only this study key (repeatable; see `study plan`)")
     p.add_argument("--max-runs", type=int, help="stop after computing this many runs")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: leaves a core free)")
+    p.add_argument("--device", choices=["cuda"], help="run the training runs on the GPU (stored under their GPU "
+                   "twin's config; CI replays them on the CPU to a tolerance)")
     p.add_argument("--allow-subset", action="store_true",
                    help="run on subset data (refused by default; captions then name the subset)")
     p.set_defaults(func=_cmd_study)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import platform
 import subprocess
+import sys
 from pathlib import Path
 
 __all__ = ["commit", "machine", "provenance"]
@@ -49,6 +50,11 @@ def machine(device: str = "cpu") -> str:
     return _cpu_model()
 
 
-def provenance(device: str = "cpu") -> dict[str, str]:
-    """``commit``, ``machine`` and ``python`` for a run's metadata."""
-    return {"commit": commit(), "machine": machine(device), "python": platform.python_version()}
+def provenance(device: str = "cpu") -> dict:
+    """``commit``, ``machine``, ``python`` and, once torch is loaded, its intra-op ``threads``
+    for a run's metadata (the thread count changes float reductions, so a bit-for-bit replay
+    needs it)."""
+    out = {"commit": commit(), "machine": machine(device), "python": platform.python_version()}
+    if "torch" in sys.modules:
+        out["threads"] = sys.modules["torch"].get_num_threads()
+    return out

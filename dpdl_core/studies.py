@@ -95,6 +95,21 @@ class StudyRun:
     def hash(self) -> str:
         return self.work.hash
 
+    def on(self, device: str | None) -> ExperimentConfig | Job:
+        """The run's work on ``device`` (``cuda``: its GPU twin); a Job always runs as declared."""
+        if device is None or not isinstance(self.work, ExperimentConfig) or device == self.work.device:
+            return self.work
+        return self.work.replace(device=device)
+
+    def hashes(self) -> tuple[str, ...]:
+        """The hashes this run may be stored under: its own, then its GPU twin's (``device``
+        is hashed, so a run made on a GPU is stored under its own config)."""
+        return tuple(dict.fromkeys((self.hash, self.on("cuda").hash)))
+
+    def found(self, store: ResultStore) -> str | None:
+        """The hash under which ``store`` holds this run (CPU first), or None."""
+        return next((h for h in self.hashes() if store.has(h)), None)
+
     @property
     def dataset(self) -> str | None:
         return self.work.dataset if isinstance(self.work, ExperimentConfig) else self.work.spec.get("dataset")
@@ -147,9 +162,9 @@ class Study:
         store = store or self.store()
         rows = []
         for r in self.ordered():
-            stored = store.has(r.hash)
-            meta = store.read_header(r.hash)["meta"] if stored else {}
-            rows.append({"key": r.key, "hash": r.hash, "priority": r.priority, "stored": stored,
+            h = r.found(store)
+            meta = store.read_header(h)["meta"] if h else {}
+            rows.append({"key": r.key, "hash": h or r.hash, "priority": r.priority, "stored": h is not None,
                          "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
                          "machine": meta.get("machine"), "purpose": r.purpose})
         return pd.DataFrame(rows)
@@ -160,14 +175,15 @@ class Study:
         store = store or self.store()
         rows = []
         for r in self.ordered():
-            if not isinstance(r.work, ExperimentConfig) or not store.has(r.hash):
+            h = r.found(store)
+            if not isinstance(r.work, ExperimentConfig) or h is None:
                 continue
-            header, hist = store.load_run(r.hash)
+            header, hist = store.load_run(h)
             meta = header["meta"]
             last = hist[hist["round"] == hist["round"].max()]
             evaluated = hist[hist["metric"] == "avg_test_acc"]["round"].max()
             at_eval = hist[hist["round"] == evaluated]
-            row = {"key": r.key, **r.tags, "hash": r.hash, "rounds_run": int(hist["round"].max())}
+            row = {"key": r.key, **r.tags, "hash": h, "rounds_run": int(hist["round"].max())}
             for metric, frame in (("avg_test_acc", at_eval), ("test_acc", at_eval), ("train_loss_mean", last)):
                 values = frame.loc[frame["metric"] == metric, "value"]
                 row[metric] = float(values.mean()) if len(values) else float("nan")
@@ -179,8 +195,8 @@ class Study:
     def load(self, key: str, store: ResultStore | None = None) -> tuple[dict, pd.DataFrame] | None:
         """The stored ``(header, history)`` of run ``key``, or None when it has not run."""
         store = store or self.store()
-        h = self[key].hash
-        return store.load_run(h) if store.has(h) else None
+        h = self[key].found(store)
+        return store.load_run(h) if h else None
 
 
 def study_papers() -> list[str]:
@@ -226,6 +242,7 @@ def run_study(
     allow_subset: bool = False,
     keys: Iterable[str] | None = None,
     max_runs: int | None = None,
+    device: str | None = None,
     log: Callable[[str], None] = print,
 ) -> int:
     """Compute the runs that the studies' stores lack, one at a time, lowest priority first.
@@ -241,6 +258,9 @@ def run_study(
         Only these runs (``paper:key`` or, for one study, ``key``; default: all).
     max_runs : int, optional
         Stop after computing this many runs.
+    device : str, optional
+        ``cuda``: run the training runs on the GPU (each is then stored under its GPU twin's
+        config, which the study accepts as the run; Jobs stay on the CPU).
     log : callable
         Receives one line per started and finished run (with the count and elapsed time).
 
@@ -263,23 +283,24 @@ def run_study(
             raise ConfigError(f"keys: {unknown} are not runs of the studies {sorted(stores)}; "
                               "`python -m dpdl_core study plan` lists them")
         runs = [(s, r) for s, r in runs if r.key in wanted or f"{s.paper}:{r.key}" in wanted]
-    todo = [(s, r) for s, r in runs if not stores[s.paper].has(r.hash)]
+    todo = [(s, r) for s, r in runs if r.found(stores[s.paper]) is None]
     if max_runs is not None:
         todo = todo[:max_runs]
     check_full_data([r for _, r in todo], allow_subset)
     done, t_start = 0, time.perf_counter()
     for i, (s, r) in enumerate(todo, 1):
         store = stores[s.paper]
-        log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({r.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "
+        work = r.on(device)
+        log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({work.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "
             f"{r.purpose}")
         t0 = time.perf_counter()
-        if isinstance(r.work, ExperimentConfig):
-            diverged = run(r.work, store=store).meta.get("diverged")
+        if isinstance(work, ExperimentConfig):
+            diverged = run(work, store=store).meta.get("diverged")
         else:
-            _compute_job(r.work, store)
+            _compute_job(work, store)
             diverged = False
         done += 1
-        log(f"[study {i}/{len(todo)}] stored {s.paper}:{r.key} -> {store.path(r.hash)} in "
+        log(f"[study {i}/{len(todo)}] stored {s.paper}:{r.key} -> {store.path(work.hash)} in "
             f"{time.perf_counter() - t0:.0f} s{' (diverged)' if diverged else ''}; "
             f"{time.perf_counter() - t_start:.0f} s so far")
     return done
@@ -348,15 +369,16 @@ def verify_store(study: Study, store: ResultStore | None = None) -> int:
     store = store or study.store()
     checked = 0
     for r in study.runs:
-        if not store.has(r.hash):
+        h = r.found(store)
+        if h is None:
             continue
-        header, hist = store.load_run(r.hash)
+        header, hist = store.load_run(h)
         config = header["config"]
         if isinstance(r.work, ExperimentConfig):
             again = ExperimentConfig.from_dict(config).hash
         else:
             again = Job(config["function"], {k: v for k, v in config.items() if k != "function"}).hash
-        if again != r.hash or hist.empty:
-            raise ValueError(f"{store.path(r.hash)}: its config hashes to {again}, not {r.hash}, or it has no rows")
+        if again != h or hist.empty:
+            raise ValueError(f"{store.path(h)}: its config hashes to {again}, not {h}, or it has no rows")
         checked += 1
     return checked

@@ -37,7 +37,7 @@ def test_every_committed_result_is_a_declared_run_and_verifies(paper):
     st = load_study(paper)
     folder = st.store().root
     files = sorted(folder.glob("*.csv.gz")) if folder.is_dir() else []
-    declared = {r.hash for r in st.runs}
+    declared = {h for r in st.runs for h in r.hashes()}
     orphans = [f.name for f in files if f.name.split(".")[0] not in declared]
     assert not orphans, f"committed results no study declares (a refactor changed their hash?): {orphans}"
     assert verify_store(st) == len(files)
@@ -77,19 +77,28 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     run made on a GPU)."""
     st = load_study(paper)
     store = st.store()
-    stored = [r for r in st.ordered() if store.has(r.hash)]
+    stored = [r for r in st.ordered() if r.found(store)]
     if not stored:
         pytest.skip(f"no run of the {paper} study is committed yet")
     r = min(stored, key=lambda r: r.estimate_s)
-    header, hist = store.load_run(r.hash)
+    header, hist = store.load_run(r.found(store))
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(FULL))
     if isinstance(r.work, ExperimentConfig):
         from dpdl_core import runner
 
+        import torch
+
         runner._dataset.cache_clear()
         rounds = 2
-        again = runner.run(_replay_config(r.work, rounds), save=False, progress=False).history
-        runner._dataset.cache_clear()
+        # The thread count changes float reductions. Runs stored before it was recorded all ran
+        # with `study run`'s default of one thread.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(header["meta"].get("threads", 1))
+        try:  # a GPU-made run replays on the CPU: its twin's settings with device cpu
+            again = runner.run(_replay_config(r.work, rounds), save=False, progress=False).history
+        finally:
+            torch.set_num_threads(threads)
+            runner._dataset.cache_clear()
         metrics = ["train_loss", "train_loss_mean"]
         key = ["round", "agent", "metric"]
     else:
@@ -191,3 +200,22 @@ def test_straggler_study_judges_the_lower_panel_claims_once_every_curve_is_store
     assert sorted(frame["id"]) == ["no_speedup_exponential", "speedup.gamma", "speedup.lomax"]
     assert frame["verdict"].isin(["holds", "fails", "inconclusive"]).all()
     assert frame["tolerance"].str.contains("2 SE over 4 paired runs").all()
+
+
+def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
+    """A run made with ``study run --device cuda`` is stored under its GPU twin's config (device
+    is hashed): the study finds it, verifies it and does not compute the run again."""
+    from dpdl_core.runner import run
+    from dpdl_core.studies import run_study
+
+    cpu = _tiny(3)
+    r = StudyRun("a", "", 0, cpu)
+    twin = r.on("cuda")
+    assert twin.device == "cuda" and twin.hash != cpu.hash and r.hashes() == (cpu.hash, twin.hash)
+    st = Study("toy", "toy", (r,))
+    store = st.store(tmp_path)
+    res = run(cpu, save=False, progress=False)  # stands in for the GPU's history (no GPU here)
+    store.save(twin.hash, twin.to_dict(), res.history, {**res.meta, "device": "cuda:0"})
+    assert r.found(store) == twin.hash and st.status(store)["stored"].all()
+    assert verify_store(st, store) == 1
+    assert run_study(st, root=tmp_path, log=lambda line: None) == 0

@@ -238,14 +238,14 @@ def figure(store=None):
 
     s = study()
     store = store or s.store()
-    stored = [r for r in s.ordered() if store.has(r.hash)]
+    stored = [r for r in s.ordered() if r.found(store)]
     panels = sorted({(r.tags["dataset"], r.tags["setting"], r.tags["mode"]) for r in stored})
     fig, axes = plt.subplots(2, max(1, len(panels)), figsize=(4.2 * max(1, len(panels)), 6.2), squeeze=False)
     for col, panel in enumerate(panels):
         for r in stored:
             if (r.tags["dataset"], r.tags["setting"], r.tags["mode"]) != panel:
                 continue
-            _, hist = store.load_run(r.hash)
+            _, hist = store.load_run(r.found(store))
             label = f"{display_name(r.tags['algorithm'])} s{r.tags['seed']}"
             for row, metric in enumerate(("train_loss_mean", "avg_test_acc")):
                 h = hist[hist["metric"] == metric].sort_values("round")
