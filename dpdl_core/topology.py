@@ -201,10 +201,11 @@ def validate_mixing_matrix(W: np.ndarray, *, atol: float = 1e-10, symmetric: boo
         raise TopologyError("W has negative entries; weights must be in [0, 1]")
     if symmetric and not np.allclose(W, W.T, atol=atol):
         raise TopologyError("W is not symmetric (w_ij != w_ji); the papers assume an undirected graph")
-    if not np.allclose(W.sum(axis=1), 1, atol=1e-8):
-        raise TopologyError("W is not row stochastic: every row must sum to 1")
-    if symmetric and not np.allclose(W.sum(axis=0), 1, atol=1e-8):
+    rows = np.allclose(W.sum(axis=1), 1, atol=1e-8)
+    if symmetric and not (rows and np.allclose(W.sum(axis=0), 1, atol=1e-8)):
         raise TopologyError("W is not doubly stochastic: every row and column must sum to 1")
+    if not rows:
+        raise TopologyError("W is not row stochastic: every row must sum to 1")
     if (np.diag(W) <= 0).any():
         bad = np.flatnonzero(np.diag(W) <= 0).tolist()
         raise TopologyError(f"agents {bad} have no self-loop (w_ii = 0); the papers need w_ii > 0")
