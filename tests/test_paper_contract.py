@@ -127,6 +127,14 @@ def test_fifth_papers_notebook_runs_under_nbval(tmp_path):
                           "-p", "no:cacheprovider", str(nb)], env=env, cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and "3 passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+    # ... and the report site shows its output, attributed to the paper and the notebook.
+    from dpdl_core.site import build_site
+
+    outputs = sorted(p.name for p in (tmp_path / "figures" / "smoke").glob("toy_*"))
+    assert outputs, "the notebook wrote no output"
+    index = build_site("smoke", tmp_path / "figures" / "smoke", tmp_path / "executed", nb.parents[1], tmp_path / "site")
+    html = index.read_text()
+    assert "toy" in html and any(Path(o).stem in html for o in outputs)
 
 
 def test_notebooks_do_not_override_the_worker_count():
