@@ -32,7 +32,12 @@ CASES = {
     "mnist_fully_connected_20": dict(dataset="mnist", topology="fully_connected", n_agents=20),
     "mnist_fully_connected_30": dict(dataset="mnist", topology="fully_connected", n_agents=30),
     "cifar10_bipartite_10": dict(dataset="cifar10", topology="bipartite", n_agents=10),
+    # The DPDL authors' setting: their LeNet (3 FC layers), B = 256 at N = 10.
+    "mnist_bipartite_10_authors": dict(dataset="mnist", topology="bipartite", n_agents=10, model="dpdl_lenet_authors",
+                                       batch_size=256),
 }
+# Micro-batches per batch in the micro-batch clipping mode (the authors' 4).
+MICROBATCHES = 4
 
 
 def _interleaved(fns: dict, repeats: int, device="cpu") -> dict:
@@ -87,6 +92,29 @@ def _naive_sums(module, X, xb, yb, clip):
     return out
 
 
+def _microbatch_loop_sums(module, X, xb, yb, clip, n_micro=MICROBATCHES):
+    """A per-client loop in the authors' style (our code): per edge, the batch cut into
+    ``n_micro`` consecutive micro-batches, one ``loss.backward()`` of each micro-batch's mean
+    loss, ``clip_grad_norm_`` to ``clip`` (the global L2 norm), summed. Same result as the
+    engine's ``clipped_sums(..., unit=B/n_micro)``."""
+    out = torch.empty(X.shape[0], X.shape[1], device=X.device)
+    m = copy.deepcopy(module)
+    for p in m.parameters():
+        p.requires_grad_(True)
+    size = yb.shape[1] // n_micro
+    for e in range(X.shape[0]):
+        torch.nn.utils.vector_to_parameters(X[e].clone(), m.parameters())
+        total = torch.zeros(X.shape[1], device=X.device)
+        for u in range(n_micro):
+            m.zero_grad()
+            sl = slice(u * size, (u + 1) * size)
+            F.cross_entropy(m(xb[e, sl]), yb[e, sl]).backward()
+            torch.nn.utils.clip_grad_norm_(m.parameters(), clip)
+            total += torch.cat([p.grad.reshape(-1) for p in m.parameters()])
+        out[e] = total
+    return out
+
+
 def _flops_per_sample(module, x1, y1) -> int:
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -114,7 +142,9 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     from dpdl_core.papers.dpdl import preset
     from dpdl_core.runner import prepare
 
-    cfg = preset(spec["dataset"], spec["topology"], n_agents=spec["n_agents"], batch_size=batch_size, epsilon=None)
+    batch_size = spec.get("batch_size", batch_size)
+    cfg = preset(spec["dataset"], spec["topology"], n_agents=spec["n_agents"], batch_size=batch_size, epsilon=None,
+                 **({"model": spec["model"]} if "model" in spec else {}))
     cfg = cfg.replace(sigma_rule="fixed", sigma=1.0, epsilon=None, device=device)
     prep = prepare(cfg)
     eng, alg, ctx = prep.engine, prep.algorithm, prep.ctx
@@ -131,6 +161,8 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         "round": engine_round,
         "kernel": lambda: eng.clipped_sums(Xe, j, xb, yb, cfg.clip),
         "per_edge": lambda: _per_edge_loop_sums(eng, Xe, j, xb, yb, cfg.clip),
+        "kernel_microbatch": lambda: eng.clipped_sums(Xe, j, xb, yb, cfg.clip, unit=batch_size // MICROBATCHES),
+        "microbatch_loop": lambda: _microbatch_loop_sums(eng.module, Xe, xb[j], yb[j], cfg.clip),
         "sgemm": sgemm,
     }
     compile_s = None
@@ -168,6 +200,11 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         "naive_extrapolated_from_edges": k,
         "speedup_vs_per_edge": (t_edge_sums + rest) / t_round,
         "speedup_vs_naive": (t_naive_sums + rest) / t_round,
+        # Micro-batch clipping: the engine's kernel against the per-client loop, both plus the
+        # rest of the round (the same for both modes).
+        "engine_microbatch_round_s": t["kernel_microbatch"] + rest,
+        "microbatch_loop_round_s": t["microbatch_loop"] + rest,
+        "speedup_vs_microbatch_loop": (t["microbatch_loop"] + rest) / (t["kernel_microbatch"] + rest),
         "kernel_fraction": t_kernel / t_round,
         "engine_overhead_fraction": rest / t_round,
         "per_sample_gflop_per_round": flops / 1e9,

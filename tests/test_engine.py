@@ -186,3 +186,26 @@ def test_compiled_kernel_agrees_with_eager():
     torch.testing.assert_close(l1, l0, rtol=1e-5, atol=1e-6)
     base = ExperimentConfig()
     assert base.replace(compile=False).hash == base.hash != base.replace(compile=True).hash
+
+
+def test_microbatch_kernel_equals_a_per_client_microbatch_loop():
+    """The engine's micro-batch clipping (``unit`` = B/4) against the benchmark's per-client
+    loop in the DPDL authors' style: one loss.backward() and clip_grad_norm_ per micro-batch."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_engine import _microbatch_loop_sums
+
+    from dpdl_core.papers.dpdl import preset
+    from dpdl_core.runner import prepare
+
+    cfg = preset("mnist", "bipartite", n_agents=4, batch_size=32, train_samples=500, model="dpdl_lenet_authors",
+                 epsilon=None).replace(sigma_rule="fixed", sigma=1.0, epsilon=None)
+    prep = prepare(cfg)
+    eng, ctx = prep.engine, prep.ctx
+    xb, yb = prep.sample_batches()
+    Xe, j = prep.initial_models()[ctx.edge_i], ctx.edge_j
+    for clip in (0.05, 100.0):  # clipping active, and inactive
+        got = eng.clipped_sums(Xe, j, xb, yb, clip, unit=8)[0]
+        torch.testing.assert_close(got, _microbatch_loop_sums(eng.module, Xe, xb[j], yb[j], clip), rtol=1e-4, atol=1e-6)

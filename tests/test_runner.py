@@ -80,5 +80,6 @@ def test_benchmark_script_runs_and_reports_ratios(tmp_path):
     assert over["rounds"] == 2 and over["run_over_engine"] > 0 and set(over["breakdown_s"]) >= {"step", "evaluate", "prepare"}
     row = rows["mnist_bipartite_10"]
     assert row["edges"] == 60 and row["params"] == 5142
-    for key in ("engine_round_s", "per_edge_loop_round_s", "naive_round_s", "speedup_vs_per_edge", "speedup_vs_naive", "kernel_fraction"):
+    for key in ("engine_round_s", "per_edge_loop_round_s", "naive_round_s", "speedup_vs_per_edge", "speedup_vs_naive",
+                "kernel_fraction", "engine_microbatch_round_s", "microbatch_loop_round_s", "speedup_vs_microbatch_loop"):
         assert row[key] > 0
