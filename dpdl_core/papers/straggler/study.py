@@ -105,14 +105,31 @@ def table(store=None) -> pd.DataFrame:
     return c[c["hop"] == c.groupby(["scheme", "p"])["hop"].transform("max")].reset_index(drop=True)
 
 
-def figure(store=None):
-    """Mean test accuracy (±1 SE) against hops of every stored curve (the lower panels before
-    each latency model's per-hop latency rescales the axis)."""
+def _paper_scale_settings(s: Study):
+    """Fig. 2's settings at the study's scale; the upper panels on the paper profile's grid."""
+    from .figures import Fig02Settings
+
+    spec = s.runs[0].work.spec
+    return Fig02Settings(n_runs=spec["n_runs"], hops=spec["hops"], eval_every=spec["eval_every"], upper_points=40,
+                         upper_max_exponent=4, mc_runs=200, mc_hops=100, seed=spec["seed"])
+
+
+def figure(store=None, s: Study | None = None):
+    """Fig. 2 at the paper's scale: the analytic upper panels and, below, the stored curves'
+    mean accuracy (±1 SE) against each latency model's Lemma 1 latency; until all six curves
+    are stored, the stored ones against hops."""
     import matplotlib.pyplot as plt
 
-    from .figures import COLORS, SCHEME_NAMES
+    from .figures import COLORS, SCHEME_NAMES, analytic_table, draw, lemma_tables
+    from .latency import paper_models
 
-    c = curves(store)
+    s = s or study()
+    store = store or s.store()
+    c = curves(store, s)
+    if _stored_runs(store, s) is not None:
+        settings, models = _paper_scale_settings(s), paper_models(chi=0.01)
+        lemma1, _ = lemma_tables(settings, models)
+        return draw(analytic_table(settings, PaperParams(), models), c, lemma1, settings, models, settings.n_runs)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for (scheme, p), g in c.groupby(["scheme", "p"]):
         ls = "-" if scheme == "ss_ring" else "--"
@@ -145,7 +162,7 @@ def claims(store=None, s: Study | None = None) -> pd.DataFrame:
     runs, 2 SE). Empty until all six curves are stored. The Boston sanity band does not apply
     to this data set and is left out."""
     from ...claims import claims_frame
-    from .figures import Fig02Settings, analytic_table, check_claims, lemma_tables
+    from .figures import analytic_table, check_claims, lemma_tables
     from .latency import paper_models
 
     s = s or study()
@@ -153,11 +170,7 @@ def claims(store=None, s: Study | None = None) -> pd.DataFrame:
     runs = _stored_runs(store, s)
     if runs is None:
         return claims_frame([])
-    spec = s.runs[0].work.spec
-    # The upper panels and the Monte Carlo check are not what the study measures: small grids.
-    settings = Fig02Settings(n_runs=spec["n_runs"], hops=spec["hops"], eval_every=spec["eval_every"], upper_points=8,
-                             upper_max_exponent=3, mc_runs=200, mc_hops=100, seed=spec["seed"])
-    models = paper_models(chi=0.01)
+    settings, models = _paper_scale_settings(s), paper_models(chi=0.01)
     frame = check_claims(analytic_table(settings, PaperParams(), models), *lemma_tables(settings, models), runs,
                          settings, models)
     return frame[frame["id"].str.startswith(("speedup.", "no_speedup"))].reset_index(drop=True)
