@@ -136,17 +136,12 @@ class Study:
     runs: tuple[StudyRun, ...]
     notes: str = ""
     order: int = 0
-    _by_key: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         keys = [r.key for r in self.runs]
         dup = sorted({k for k in keys if keys.count(k) > 1})
         if dup:
             raise ValueError(f"study {self.paper!r}: run keys given twice: {dup}")
-        object.__setattr__(self, "_by_key", {r.key: r for r in self.runs})
-
-    def __getitem__(self, key: str) -> StudyRun:
-        return self._by_key[key]
 
     def ordered(self) -> list[StudyRun]:
         """The runs in the order they are computed (priority, then declaration order)."""
@@ -192,11 +187,6 @@ class Study:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def load(self, key: str, store: ResultStore | None = None) -> tuple[dict, pd.DataFrame] | None:
-        """The stored ``(header, history)`` of run ``key``, or None when it has not run."""
-        store = store or self.store()
-        h = self[key].found(store)
-        return store.load_run(h) if h else None
 
 
 def study_papers() -> list[str]:
@@ -323,7 +313,7 @@ def _compute_job(job: Job, store: ResultStore) -> None:
 def describe_runs(study: Study, store: ResultStore | None = None) -> str:
     """Text table of the study's runs for ``plan --study``."""
     st = study.status(store)
-    lines = [f"{study.title}: {int(st['stored'].sum())}/{len(st)} runs stored in {study.store().root}",
+    lines = [f"{study.title}: {int(st['stored'].sum())}/{len(st)} runs stored in {(store or study.store()).root}",
              f"estimated {st.loc[~st['stored'], 'estimate_s'].sum() / 3600:.1f} core-hours left; "
              f"measured {st['wall_s'].dropna().sum() / 3600:.1f} h for the stored runs"]
     if study.notes:
