@@ -9,9 +9,11 @@ A paper is a package ``<name>/`` in ``dpdl_core/papers/`` or in a folder of
                           (``@register``), σ rules (``@register_sigma_rule``), models
                           (``@register_model``), topologies (``@register_topology``),
                           datasets (``register_dataset``) and schedules; optionally
-                          ``profile_configs(profile) -> list[RunGroup]``, the runs its
-                          notebooks sweep (``plan``, studies); a paper whose outputs are not
-                          runs of :class:`~dpdl_core.config.ExperimentConfig` has none;
+                          ``configs(profile, group=None) -> list[RunGroup]``, the runs its
+                          notebooks sweep (``python -m dpdl_core plan``), or only the group named
+                          ``group`` (ValueError naming the allowed groups for another name:
+                          :func:`~dpdl_core.plan.select_groups`); a paper whose outputs are
+                          not runs of :class:`~dpdl_core.config.ExperimentConfig` has none;
                           optionally ``summary_markdown(profile) -> str`` (``python -m
                           dpdl_core summary``; FileNotFoundError when nothing is stored).
 ``profiles.yaml``         one mapping per profile (``smoke``, ``cpu``, ``paper``), each with a
@@ -37,7 +39,7 @@ __all__ = ["Paper", "check_paper"]
 
 @runtime_checkable
 class Paper(Protocol):
-    """What every paper package's ``__init__`` exposes (``profile_configs`` is optional)."""
+    """What every paper package's ``__init__`` exposes (``configs`` is optional)."""
 
     TITLE: str
 
@@ -46,11 +48,11 @@ def check_paper(name: str) -> list[str]:
     """What paper ``name`` misses of the contract (empty: it conforms).
 
     Imports the paper (a paper that fails to import is reported, not raised), reads its
-    profiles, claim specs and reference tables, and builds its ``smoke`` runs.
+    profiles, claim specs and reference tables, and builds its ``smoke`` run groups (all,
+    and each alone).
     """
     from . import papers
     from .claims import ClaimSpec
-    from .plan import RunGroup, paper_groups
     from .profiles import PROFILES, load_profile
     from .reporting import load_reference
 
@@ -83,8 +85,24 @@ def check_paper(name: str) -> list[str]:
     for csv in sorted((folder / "reference").glob("*.csv")):
         if load_reference(name, csv.stem).empty:
             problems.append(f"reference/{csv.name} is empty")
-    if hasattr(module, "profile_configs"):
-        groups = paper_groups(name, "smoke")
-        if not groups or not all(isinstance(g, RunGroup) and g.configs for g in groups):
-            problems.append("profile_configs('smoke') must return non-empty RunGroups")
+    if hasattr(module, "configs"):
+        problems += _check_configs(name)
+    return problems
+
+
+def _check_configs(name: str) -> list[str]:
+    """What paper ``name``'s ``configs`` hook misses: non-empty run groups at ``smoke``, each
+    selected alone by its name, and a ValueError for a name that is none of them."""
+    from .plan import RunGroup, paper_groups
+
+    groups = paper_groups(name, "smoke")
+    if not groups or not all(isinstance(g, RunGroup) and g.configs for g in groups):
+        return ["configs('smoke') must return non-empty RunGroups"]
+    problems = [f"configs('smoke', {g.name!r}) must return that group alone" for g in groups
+                if [(h.name, h.configs) for h in paper_groups(name, "smoke", g.name)] != [(g.name, g.configs)]]
+    try:
+        paper_groups(name, "smoke", "no such group")
+        problems.append("configs('smoke', 'no such group') must raise ValueError")
+    except ValueError:
+        pass
     return problems

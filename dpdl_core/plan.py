@@ -1,8 +1,9 @@
 """What a profile would run, before anything runs: ``python -m dpdl_core plan``.
 
 A paper package lists the runs its notebooks sweep into a results store with a function
-``profile_configs(profile) -> list[RunGroup]`` on the package (built with the same builders
-the notebooks call, so the plan and the notebooks cannot disagree). A paper without one
+``configs(profile, group=None) -> list[RunGroup]`` on the package (built with the same
+builders the notebooks call, so the plan and the notebooks cannot disagree; ``group``
+selects one group by name, :func:`select_groups`). A paper without one
 sweeps nothing: its notebooks compute in place. :func:`make_plan` counts, per paper and
 group, the distinct runs, how many the store already holds, and an estimate of their
 CPU-hours from the engine benchmark (:class:`Benchmark`).
@@ -21,7 +22,7 @@ from .config import ExperimentConfig
 from .results import ResultStore
 
 __all__ = ["BENCHMARK_PATH", "Benchmark", "BenchmarkRow", "GroupPlan", "Plan", "RunGroup", "format_plan", "make_plan",
-           "paper_groups"]
+           "paper_groups", "select_groups"]
 
 BENCHMARK_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "results.json"
 
@@ -47,14 +48,33 @@ class RunGroup:
         object.__setattr__(self, "configs", tuple(self.configs))
 
 
-def paper_groups(paper: str, profile: str) -> list[RunGroup]:
-    """The run groups of ``paper``'s notebooks at ``profile`` (empty when it sweeps nothing)."""
+def select_groups(groups: Iterable[RunGroup], group: str | None = None) -> list[RunGroup]:
+    """``groups``, or only the one named ``group`` (None: all of them): what a paper's
+    ``configs(profile, group)`` returns.
+
+    Raises
+    ------
+    ValueError
+        When no group is named ``group``; the message lists the allowed names.
+    """
+    groups = list(groups)
+    if group is None:
+        return groups
+    chosen = [g for g in groups if g.name == group]
+    if not chosen:
+        raise ValueError(f"group={group!r} is not a run group; allowed: {[g.name for g in groups]}")
+    return chosen
+
+
+def paper_groups(paper: str, profile: str, group: str | None = None) -> list[RunGroup]:
+    """The run groups of ``paper``'s notebooks at ``profile`` (empty when it sweeps nothing),
+    or only the one named ``group`` (ValueError naming the allowed groups if none is)."""
     from .papers import get_paper
     from .profiles import load_profile
 
     load_profile(profile, paper=paper)  # validates both names
-    hook = getattr(get_paper(paper), "profile_configs", None)
-    return list(hook(profile)) if hook is not None else []
+    hook = getattr(get_paper(paper), "configs", None)
+    return list(hook(profile, group)) if hook is not None else select_groups([], group)
 
 
 # -- cost estimate ------------------------------------------------------------------------

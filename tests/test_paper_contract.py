@@ -17,6 +17,7 @@ import pytest
 
 from dpdl_core.paper_contract import check_paper
 from dpdl_core.papers import PAPERS
+from dpdl_core.plan import paper_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "papers"
@@ -27,6 +28,25 @@ FIXTURE_NAMES = ("toy_blobs", "toy_gossip", "toy_linear", "toy_consensus", '"sta
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_paper_conforms(paper):
     assert check_paper(paper) == []
+
+
+@pytest.mark.parametrize("paper", ["dpdl", "leasgd", "pdsl"])
+def test_configs_selects_one_group_by_name(paper):
+    """``configs(profile, group)``: None gives every group, a name that group alone, another
+    name a ValueError that lists the allowed ones."""
+    groups = paper_groups(paper, "smoke")
+    names = [g.name for g in groups]
+    assert len(names) >= 2 and len(set(names)) == len(names)
+    for g in groups:
+        (alone,) = paper_groups(paper, "smoke", g.name)
+        assert alone.name == g.name and alone.configs == g.configs
+    with pytest.raises(ValueError, match=re.escape(f"allowed: {names}")) as info:
+        paper_groups(paper, "smoke", "no_such_group")
+    assert "'no_such_group'" in str(info.value)
+    # A paper that sweeps nothing has no group of any name.
+    assert paper_groups("straggler", "smoke") == []
+    with pytest.raises(ValueError, match=re.escape("allowed: []")):
+        paper_groups("straggler", "smoke", names[0])
 
 
 def test_the_fixture_paper_lives_only_under_tests():

@@ -5,15 +5,15 @@ from .presets import SETTINGS, VARIANTS, preset
 
 TITLE = "DPDL: Towards Differential Privacy Preservation in Decentralized Stochastic Learning on Non-IID Data"
 
-__all__ = ["SETTINGS", "TITLE", "VARIANTS", "preset", "profile_configs", "summary_markdown"]
+__all__ = ["SETTINGS", "TITLE", "VARIANTS", "configs", "preset", "summary_markdown"]
 
 
-def profile_configs(profile: str) -> list:
-    """The runs this paper's notebooks sweep at ``profile``, by group (``python -m dpdl_core
-    plan``): :func:`.results.profile_configs`."""
-    from .results import profile_configs as groups  # the builders pull in matplotlib: import on use
+def configs(profile: str, group: str | None = None) -> list:
+    """The runs this paper's notebooks sweep at ``profile``, by group, or only ``group``
+    (``python -m dpdl_core plan``): :func:`.results.configs`."""
+    from .results import configs as groups  # the builders pull in matplotlib: import on use
 
-    return groups(profile)
+    return groups(profile, group)
 
 
 def summary_markdown(profile: str) -> str:

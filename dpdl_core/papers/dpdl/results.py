@@ -13,7 +13,7 @@ import pandas as pd
 from ...algorithms import algorithms, display_name
 from ...config import ExperimentConfig
 from ...data import DATASETS
-from ...plan import RunGroup
+from ...plan import RunGroup, select_groups
 from ...plotting import figures_dir
 from ...profiles import load_profile
 from ...claims import claims_frame, table_view
@@ -23,8 +23,8 @@ from ...sweep import Grid, expand, run_sweep
 from .claims import table_claims
 from .presets import preset
 
-__all__ = ["FIGURES", "TABLES", "accuracy_table", "accuracy_table_notebook", "claims", "grid", "loss_figure_notebook",
-           "profile_configs", "scale_note", "summary_markdown", "write_accuracy_table"]
+__all__ = ["FIGURES", "TABLES", "accuracy_table", "accuracy_table_notebook", "claims", "configs", "grid",
+           "loss_figure_notebook", "scale_note", "summary_markdown", "write_accuracy_table"]
 
 # Notebook key -> (dataset, topologies, title) of the convergence figures.
 FIGURES = {
@@ -210,17 +210,18 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
     return table, claims_df, write_accuracy_table(table, claims_df, f"dpdl_{key}", title, note)
 
 
-def profile_configs(profile: str) -> list[RunGroup]:
+def configs(profile: str, group: str | None = None) -> list[RunGroup]:
     """The runs the DPDL notebooks sweep into a results store at ``profile`` (``python -m
-    dpdl_core plan``): the grids of the loss figures and the accuracy tables, as
-    :func:`loss_figure_notebook` and :func:`accuracy_table_notebook` build them (the
-    paper-scale study has its own plan: ``study plan``). The attack cells (Figures 5-6,
+    dpdl_core plan``), or only ``group`` (``figures`` or ``tables``): the grids of the loss
+    figures and the accuracy tables, as :func:`loss_figure_notebook` and
+    :func:`accuracy_table_notebook` build them (the paper-scale study has its own plan:
+    ``study plan``). The attack cells (Figures 5-6,
     Tables III-IV, ext03) are cached by :mod:`dpdl_core.threat_models`, not swept, and the
     quickstart and baselines notebooks (ext01, ext02) define their few runs themselves."""
     figures = [c for dataset, topologies, _ in FIGURES.values()
                for c in grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])]
     tables = [c for _, dataset, topologies in TABLES.values() for c in grid(dataset, topologies, profile)]
-    return [RunGroup("figures", figures), RunGroup("tables", tables)]
+    return select_groups([RunGroup("figures", figures), RunGroup("tables", tables)], group)
 
 
 def summary_markdown(profile: str, store: ResultStore | None = None) -> str:

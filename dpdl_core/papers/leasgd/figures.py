@@ -25,7 +25,7 @@ import pandas as pd
 from dpdl_core.algorithms import algorithms, display_name
 from dpdl_core.claims import claims_frame, table_view
 from dpdl_core.config import ExperimentConfig
-from dpdl_core.plan import RunGroup
+from dpdl_core.plan import RunGroup, select_groups
 from dpdl_core.plotting import caption, figures_dir, save_figure
 from dpdl_core.profiles import load_profile
 from dpdl_core.reporting import load_histories, load_reference, write_table
@@ -40,7 +40,7 @@ from .privacy import early_stopping, total_epsilon
 __all__ = [
     "COMM_NAME", "FIG02_NAME", "TAB01_NAME", "CommResult", "CommSettings", "Fig02Result", "Fig02Settings",
     "Tab01Result", "Tab01Scale", "Tab01Settings", "communication_all_algorithms", "communication_saving",
-    "fig02_mnist_communication", "profile_configs", "tab01_accuracy_epsilon",
+    "configs", "fig02_mnist_communication", "tab01_accuracy_epsilon",
 ]
 
 PAPER = "leasgd"
@@ -567,10 +567,11 @@ def communication_all_algorithms(profile: str, workers: int | None = None, store
     return CommResult(fig, table, text, paths)
 
 
-def profile_configs(profile: str) -> list[RunGroup]:
-    """The runs the LEASGD notebooks sweep at ``profile`` (``python -m dpdl_core plan``): those
-    of :func:`fig02_mnist_communication`, :func:`tab01_accuracy_epsilon` and
+def configs(profile: str, group: str | None = None) -> list[RunGroup]:
+    """The runs the LEASGD notebooks sweep at ``profile`` (``python -m dpdl_core plan``), or
+    only ``group`` (``fig02``, ``tab01`` or ``ext01``): those of
+    :func:`fig02_mnist_communication`, :func:`tab01_accuracy_epsilon` and
     :func:`communication_all_algorithms`."""
-    return [RunGroup("fig02", Fig02Settings.from_profile(profile).configs()),
-            RunGroup("tab01", Tab01Settings.from_profile(profile).configs()),
-            RunGroup("ext01", CommSettings.from_profile(profile).configs())]
+    return select_groups([RunGroup("fig02", Fig02Settings.from_profile(profile).configs()),
+                          RunGroup("tab01", Tab01Settings.from_profile(profile).configs()),
+                          RunGroup("ext01", CommSettings.from_profile(profile).configs())], group)

@@ -6,12 +6,12 @@ from .presets import SETTINGS, preset
 
 TITLE = "PDSL: Privacy-Preserved Decentralized Stochastic Learning with Heterogeneous Data Distribution"
 
-__all__ = ["SETTINGS", "TITLE", "preset", "profile_configs"]
+__all__ = ["SETTINGS", "TITLE", "configs", "preset"]
 
 
-def profile_configs(profile: str) -> list:
-    """The runs this paper's notebooks sweep at ``profile``, by group (``python -m dpdl_core
-    plan``): :func:`.figures.profile_configs`."""
-    from .figures import profile_configs as groups  # the builders pull in matplotlib: import on use
+def configs(profile: str, group: str | None = None) -> list:
+    """The runs this paper's notebooks sweep at ``profile``, by group, or only ``group``
+    (``python -m dpdl_core plan``): :func:`.figures.configs`."""
+    from .figures import configs as groups  # the builders pull in matplotlib: import on use
 
-    return groups(profile)
+    return groups(profile, group)

@@ -27,7 +27,7 @@ import pandas as pd
 from ...algorithms import display_name
 from ...config import ExperimentConfig
 from ...data import DATASETS
-from ...plan import RunGroup
+from ...plan import RunGroup, select_groups
 from ...plotting import caption, save_figure
 from ...profiles import load_profile
 from ...claims import claims_frame, table_view
@@ -38,8 +38,8 @@ from ...validation import check_int
 from .claims import figure_claims, table_claims
 from .presets import ALGORITHMS, SETTINGS, TOPOLOGIES, preset
 
-__all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "grid",
-           "loss_claims", "loss_figure_notebook", "profile_configs", "scale_note"]
+__all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "configs", "grid",
+           "loss_claims", "loss_figure_notebook", "scale_note"]
 
 PAPER = "pdsl"
 # Notebook key -> (dataset, topology, title).
@@ -148,12 +148,13 @@ def grid(dataset: str, topologies, profile: str) -> list[Run]:
     ]
 
 
-def profile_configs(profile: str) -> list[RunGroup]:
-    """The runs the PDSL notebooks sweep at ``profile`` (``python -m dpdl_core plan``): the
-    grids of :func:`loss_figure_notebook` and :func:`accuracy_table_notebook`."""
+def configs(profile: str, group: str | None = None) -> list[RunGroup]:
+    """The runs the PDSL notebooks sweep at ``profile`` (``python -m dpdl_core plan``), or only
+    ``group`` (``figures`` or ``tables``): the grids of :func:`loss_figure_notebook` and
+    :func:`accuracy_table_notebook`."""
     figures = [r.config for dataset, topology, _ in FIGURES.values() for r in grid(dataset, [topology], profile)]
     tables = [r.config for _, dataset in TABLES.values() for r in grid(dataset, TOPOLOGIES, profile)]
-    return [RunGroup("figures", figures), RunGroup("tables", tables)]
+    return select_groups([RunGroup("figures", figures), RunGroup("tables", tables)], group)
 
 
 def scale_note(dataset: str, profile: str) -> str:
