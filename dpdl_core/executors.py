@@ -1,13 +1,17 @@
 """Executors: where the runs of a sweep go (:func:`dpdl_core.sweep.run_sweep`).
 
+Both cut the configs into stacks first (:func:`dpdl_core.stacking.plan_stacks`: runs of
+one shape train as one run of many agents, ``$DPDL_STACK`` caps their number, 1 turns
+stacking off) and ship a stack as one unit of work.
+
 ``local`` (the default)
     A pool of spawned worker processes on this machine, each with an equal share of the CPU
-    threads; every worker writes its run to the results store itself (and checkpoints
+    threads; every worker writes its runs to the results store itself (and checkpoints
     there, so a rerun continues an interrupted run).
 ``ray``
-    One Ray task per config on a Ray cluster (``$RAY_ADDRESS``) or, without one, on a Ray
-    started on this machine for the sweep. A task receives the config as a dict, trains it
-    and *returns* the history and metadata; the driver (this process) writes the results
+    One Ray task per stack on a Ray cluster (``$RAY_ADDRESS``) or, without one, on a Ray
+    started on this machine for the sweep. A task receives the stack's configs as dicts,
+    trains them and *returns* their histories and metadata; the driver (this process) writes the results
     store, so the cluster's nodes need no shared filesystem, only the package and the data
     (``pip install -e .[cluster]`` and the dataset mirror or download on every node). A task
     whose worker dies (node lost, out of memory) is retried, as is one that raises an
@@ -30,6 +34,7 @@ from typing import Callable, ClassVar
 
 from .config import ExperimentConfig
 from .results import ResultStore
+from .stacking import plan_stacks
 
 __all__ = ["EXECUTORS", "EXECUTOR_ENV", "Executor", "LocalExecutor", "RayExecutor", "THREADS_ENV", "execute",
            "get_executor", "import_ray"]
@@ -57,15 +62,15 @@ class Executor(ABC):
 # -- local --------------------------------------------------------------------------------
 
 
-def _local_worker(cfg_dict: dict, root: str, threads: int) -> str:
+def _local_worker(cfg_dicts: list[dict], root: str, threads: int) -> list[str]:
     import torch
 
-    from .runner import run
+    from .runner import run_stack
 
     torch.set_num_threads(threads)
-    cfg = ExperimentConfig.from_dict(cfg_dict)
-    run(cfg, store=ResultStore(root), progress=False)
-    return cfg.hash
+    configs = [ExperimentConfig.from_dict(d) for d in cfg_dicts]
+    run_stack(configs, store=ResultStore(root), progress=False)
+    return [c.hash for c in configs]
 
 
 @dataclass
@@ -91,22 +96,26 @@ class LocalExecutor(Executor):
         return workers, max(1, (os.cpu_count() or 1) // workers)
 
     def run(self, configs: list[ExperimentConfig], store: ResultStore, done: Done) -> None:
-        from . import runner  # looked up at call time: tests patch runner.run
+        from . import runner  # looked up at call time: tests patch runner.run_stack
 
-        workers, threads = self.pool(len(configs))
+        stacks = plan_stacks(configs, workers=self.pool(len(configs))[0])
+        workers, threads = self.pool(len(stacks))
         if workers == 1:
-            for cfg in configs:
-                runner.run(cfg, store=store, progress=False)
-                done(cfg)
+            for stack in stacks:
+                runner.run_stack(stack, store=store, progress=False)
+                for cfg in stack:
+                    done(cfg)
             return
         import multiprocessing as mp
 
         # spawn, not fork: a fork of a process whose torch thread pool has started can hang.
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            futures = {pool.submit(_local_worker, c.to_dict(), str(store.root), threads): c for c in configs}
+            futures = {pool.submit(_local_worker, [c.to_dict() for c in stack], str(store.root), threads): stack
+                       for stack in stacks}
             for fut in as_completed(futures):
                 fut.result()  # re-raise a worker's error here
-                done(futures[fut])
+                for cfg in futures[fut]:
+                    done(cfg)
 
 
 # -- Ray ----------------------------------------------------------------------------------
@@ -122,21 +131,21 @@ def import_ray():
     return ray
 
 
-def execute(cfg_dict: dict, threads: int):
-    """Train one config with ``threads`` torch threads and return its
-    :class:`~dpdl_core.runner.RunResult`, storing nothing (the Ray task's body).
+def execute(cfg_dicts: list[dict], threads: int) -> list:
+    """Train one stack of configs with ``threads`` torch threads and return their
+    :class:`~dpdl_core.runner.RunResult` (in order), storing nothing (the Ray task's body).
 
-    The run neither reads nor writes a results store: it computes even when some store on
-    this node holds the config, and its store is a scratch folder removed afterwards.
+    The runs neither read nor write a results store: they compute even when some store on
+    this node holds them, and their store is a scratch folder removed afterwards.
     """
     import torch
 
-    from .runner import run
+    from .runner import run_stack
 
     torch.set_num_threads(threads)
-    cfg = ExperimentConfig.from_dict(cfg_dict)
+    configs = [ExperimentConfig.from_dict(d) for d in cfg_dicts]
     with tempfile.TemporaryDirectory(prefix="dpdl-task-") as scratch:
-        return run(cfg, store=ResultStore(scratch), progress=False, force=True, save=False)
+        return run_stack(configs, store=ResultStore(scratch), progress=False, force=True, save=False)
 
 
 def _store_result(store: ResultStore, cfg: ExperimentConfig, result) -> None:
@@ -152,7 +161,7 @@ def _store_result(store: ResultStore, cfg: ExperimentConfig, result) -> None:
 
 @dataclass
 class RayExecutor(Executor):
-    """One Ray task per config; the driver stores the results.
+    """One Ray task per stack of configs; the driver stores the results.
 
     Attributes
     ----------
@@ -175,7 +184,7 @@ class RayExecutor(Executor):
         on a node. A config error or a bug fails the same way every time, so other
         exceptions are not retried.
     task : callable
-        The task's body, ``task(config_dict, threads) -> RunResult`` (default
+        The task's body, ``task(config_dicts, threads) -> list[RunResult]`` (default
         :func:`execute`); a test wraps it to kill a worker.
     """
 
@@ -216,24 +225,26 @@ class RayExecutor(Executor):
             if wants_cuda and gpus == 0:
                 raise ValueError(f"{len(wants_cuda)} config(s) ask for device=cuda (e.g. {wants_cuda[0]}) but the "
                                  f"Ray cluster has no GPU; use device=cpu or auto, or a cluster with GPUs")
-            threads = self.task_threads(len(configs), resources.get("CPU", 1.0))
+            stacks = plan_stacks(configs, workers=max(1, int(resources.get("CPU", 1.0))))
+            threads = self.task_threads(len(stacks), resources.get("CPU", 1.0))
             remote = ray.remote(self.task)
-            for cfg in configs:
-                opts = dict(num_cpus=threads, num_gpus=self.task_gpus(cfg, gpus), max_retries=self.max_retries,
+            for stack in stacks:
+                opts = dict(num_cpus=threads, num_gpus=self.task_gpus(stack[0], gpus), max_retries=self.max_retries,
                             retry_exceptions=list(self.retry_exceptions) or False)
-                refs[remote.options(**opts).remote(cfg.to_dict(), threads)] = cfg
+                refs[remote.options(**opts).remote([c.to_dict() for c in stack], threads)] = stack
             failures = []
             while refs:
                 (ref,), _ = ray.wait(list(refs), num_returns=1)
-                cfg = refs.pop(ref)
+                stack = refs.pop(ref)
                 try:
-                    result = ray.get(ref)
+                    results = ray.get(ref)
                 except ray.exceptions.RayError as exc:
                     # Keep storing the others: a rerun then only has the failed ones left.
-                    failures.append((cfg, exc))
+                    failures += [(cfg, exc) for cfg in stack]
                     continue
-                _store_result(store, cfg, result)
-                done(cfg)
+                for cfg, result in zip(stack, results):
+                    _store_result(store, cfg, result)
+                    done(cfg)
             if failures:
                 cfg, exc = failures[0]
                 raise RuntimeError(f"{len(failures)} of {len(configs)} run(s) failed after retries, e.g. "

@@ -56,6 +56,17 @@ class RunContext:
         sorted by i then j); ``self_edge`` is the position of (i, i).
     sent : (N,) long
         Vectors each agent has sent so far (counted by gossip, broadcast and send).
+    runs : int
+        Independent runs stacked in this context (:mod:`dpdl_core.stacking`): rows
+        ``r·n .. (r+1)·n − 1`` of every (N, ·) tensor are run r's n = ``topology.n_agents``
+        agents, N = runs·n, and this round's W is block diagonal with one block per run
+        (``W_blocks``), so no message crosses runs. 1 for a plain run.
+    run_noise : tuple of torch.Generator
+        Each stacked run's own noise stream (``noise_generator`` is run 0's): run r's
+        messages draw from ``run_noise[r]`` in the order a plain run of r would.
+    run_lr : tuple of float
+        Each stacked run's η_1 when they differ (``lr`` is then an (N, 1) column); empty when
+        every run has the scalar ``lr``.
     """
 
     engine: Engine
@@ -80,6 +91,10 @@ class RunContext:
     edge_w: torch.Tensor = None
     self_edge: torch.Tensor = None
     sent: torch.Tensor = None
+    runs: int = 1
+    run_noise: tuple = ()
+    run_lr: tuple = ()
+    W_blocks: tuple = ()
 
     @classmethod
     def build(cls, engine: Engine, topology: Topology, schedule: Schedule, sigma: np.ndarray, **kwargs) -> RunContext:
@@ -90,7 +105,7 @@ class RunContext:
             sigma=torch.as_tensor(sigma, dtype=torch.float32, device=engine.device),
             **kwargs,
         )
-        ctx.sent = torch.zeros(topology.n_agents, dtype=torch.long)
+        ctx.sent = torch.zeros(ctx.n_agents, dtype=torch.long)
         ctx.base_lr = ctx.lr  # η_1; begin_round decays from it
         ctx.set_mixing(schedule.mixing(1))
         return ctx
@@ -107,18 +122,27 @@ class RunContext:
     def begin_round(self, t: int) -> None:
         """Called by the loop before round t: installs the schedule's W_t and η_t."""
         self.round = t
-        if self.lr_decay_every:
+        if self.run_lr:
+            # Each run's η_t in double, then float32, as a plain run's scalar becomes in its products.
+            decay = self.lr_decay ** ((t - 1) // self.lr_decay_every) if self.lr_decay_every else 1.0
+            per_run = torch.tensor([lr * decay for lr in self.run_lr], dtype=torch.float32, device=self.engine.device)
+            self.lr = per_run.repeat_interleave(self.topology.n_agents).unsqueeze(1)
+        elif self.lr_decay_every:
             self.lr = self.base_lr * self.lr_decay ** ((t - 1) // self.lr_decay_every)
         W = self.schedule.mixing(t)
         if W is not self.W:
             self.set_mixing(W)
 
-    def set_mixing(self, W: torch.Tensor) -> None:
-        """Use ``W`` (N, N) as this round's mixing matrix (algorithm-driven schedules)."""
-        W = torch.as_tensor(W, dtype=torch.float32, device=self.engine.device)
-        N = self.topology.n_agents
-        if W.shape != (N, N):
-            raise ValueError(f"mixing matrix of shape {tuple(W.shape)}; expected ({N}, {N})")
+    def set_mixing(self, W) -> None:
+        """Use ``W`` as this round's mixing matrix (algorithm-driven schedules): an (n, n)
+        matrix for every run, or, in a stack, a tuple of one (n, n) matrix per run."""
+        blocks = tuple(W) if isinstance(W, tuple) else (W,) * self.runs
+        n = self.topology.n_agents
+        blocks = tuple(torch.as_tensor(b, dtype=torch.float32, device=self.engine.device) for b in blocks)
+        if len(blocks) != self.runs or any(b.shape != (n, n) for b in blocks):
+            raise ValueError(f"mixing matrices of shapes {[tuple(b.shape) for b in blocks]}; expected {self.runs} of ({n}, {n})")
+        self.W_blocks = blocks
+        W = blocks[0] if self.runs == 1 else torch.block_diag(*blocks)
         nz = torch.nonzero(W > 0)
         self.W = W
         self.edge_i, self.edge_j = nz[:, 0], nz[:, 1]
@@ -127,7 +151,8 @@ class RunContext:
 
     @property
     def n_agents(self) -> int:
-        return self.topology.n_agents
+        """Rows of the stacked tensors: every agent of every run (a plain run: its N agents)."""
+        return self.runs * self.topology.n_agents
 
     @property
     def private(self) -> bool:
@@ -145,7 +170,13 @@ class RunContext:
         self._count_links()
         if channel is not None:
             self._show(channel, X, X if models is None else models, torch.arange(self.n_agents, device=X.device))
-        return gossip(self.W, X)
+        if self.runs == 1:
+            return gossip(self.W, X)
+        # Block by block: one (n, n) product per run is bit for bit a plain run's (a batched
+        # or block-diagonal product sums in another order), and a run that diverges to
+        # NaN cannot reach the others through 0·NaN.
+        n = self.topology.n_agents
+        return torch.cat([gossip(Wr, X[r * n:(r + 1) * n]) for r, Wr in enumerate(self.W_blocks)])
 
     def broadcast(self, X: torch.Tensor) -> None:
         """Every agent sends its row of ``X`` (e.g. its model) to its neighbours."""
@@ -183,9 +214,19 @@ class RunContext:
 
     def noise(self, owners: torch.Tensor, P: int) -> torch.Tensor:
         """Gaussian noise N(0, σ_o²C²I) for messages made by agents ``owners`` (E,)."""
-        if not self.private:
-            return torch.zeros(len(owners), P, device=self.W.device)
-        return gaussian_noise((len(owners), P), self.sigma[owners] * self.clip, self.noise_generator)
+        if self.runs == 1:
+            if not self.private:
+                return torch.zeros(len(owners), P, device=self.W.device)
+            return gaussian_noise((len(owners), P), self.sigma[owners] * self.clip, self.noise_generator)
+        # A stack: each run's rows from its own stream, in the order a plain run draws them.
+        n = self.topology.n_agents
+        out = torch.zeros(len(owners), P, device=self.W.device)
+        run_of = owners // n
+        for r, generator in enumerate(self.run_noise):
+            rows = torch.nonzero(run_of == r).squeeze(1)
+            if len(rows) and bool((self.sigma[r * n:(r + 1) * n] > 0).any()):
+                out[rows] = gaussian_noise((len(rows), P), self.sigma[owners[rows]] * self.clip, generator)
+        return out
 
 
 class Algorithm:
@@ -196,11 +237,19 @@ class Algorithm:
     releases agent i makes from its batch each round, which the accountant composes) and,
     where a release is not a per-sample clipped sum with noise std σC, ``noise_scale``.
     They register with :func:`dpdl_core.algorithms.register`.
+
+    ``stackable = True`` declares that the algorithm can run several independent runs as one
+    (:mod:`dpdl_core.stacking`): its state is per-agent rows only, it draws nothing from
+    ``ctx.rng``, it reads a run's size as ``ctx.topology.n_agents`` (``ctx.n_agents`` counts
+    every stacked row), it mixes only through the context, and its ``diagnostics`` and
+    ``round_metrics`` can be told apart per run (``diagnostics(agents=...)``, per-agent
+    metrics). ``tests/test_stacking.py`` checks each stackable algorithm against plain runs.
     """
 
     name: ClassVar[str]
     display_name: ClassVar[str]
     Params: ClassVar[type]
+    stackable: ClassVar[bool] = False
 
     def __init__(self, params, ctx: RunContext):
         self.params = params
@@ -224,8 +273,9 @@ class Algorithm:
         pre-step model on its own batch."""
         raise NotImplementedError
 
-    def diagnostics(self) -> dict:
-        """Counters worth recording with the run (e.g. QP fallbacks)."""
+    def diagnostics(self, agents: slice = slice(None)) -> dict:
+        """Counters worth recording with the run (e.g. QP fallbacks); ``agents``: the rows of
+        one run of a stack (a stackable algorithm counts per agent)."""
         return {}
 
     def round_metrics(self, state: dict[str, torch.Tensor]) -> dict:

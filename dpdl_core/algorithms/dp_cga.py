@@ -107,6 +107,7 @@ class DPCGA(Algorithm):
     name = "dp_cga"
     display_name = "DP-CGA"
     Params = DPCGAParams
+    stackable = True
 
     def __init__(self, params, ctx):
         super().__init__(params, ctx)
@@ -115,8 +116,9 @@ class DPCGA(Algorithm):
             self.slices = [slice(o, o + n) for o, n in zip(layout.offsets, layout.numels)]
         else:
             self.slices = [slice(0, layout.size)]
-        self.fallbacks = 0
-        self.solves = 0
+        # Per agent, so that each run of a stack reports its own.
+        self.fallbacks = np.zeros(ctx.n_agents, dtype=int)
+        self.solves = np.zeros(ctx.n_agents, dtype=int)
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:
@@ -139,18 +141,18 @@ class DPCGA(Algorithm):
             own = msgs[(i_idx == i) & (j_idx == i)][0]
             others = msgs[(i_idx == i) & (j_idx != i)]
             for sl in self.slices:
-                self.solves += 1
+                self.solves[i] += 1
                 try:
                     out[i, sl], _ = project_to_cone(others[:, sl], own[sl], self.params.margin, self.params.eps)
                 except (ValueError, np.linalg.LinAlgError, RuntimeError):
-                    self.fallbacks += 1
-                    if self.fallbacks == 1:
+                    self.fallbacks[i] += 1
+                    if self.fallbacks.sum() == 1:
                         warnings.warn("DP-CGA: QP failed; using the plain average of the messages (counted)", RuntimeWarning)
                     out[i, sl] = np.vstack([others[:, sl], own[sl]]).mean(0)
         return out
 
-    def diagnostics(self) -> dict:
-        return {"qp_solves": self.solves, "qp_fallbacks": self.fallbacks}
+    def diagnostics(self, agents: slice = slice(None)) -> dict:
+        return {"qp_solves": int(self.solves[agents].sum()), "qp_fallbacks": int(self.fallbacks[agents].sum())}
 
     def step(self, state, xb, yb):
         ctx, eng = self.ctx, self.ctx.engine

@@ -35,6 +35,7 @@ class DPDPSGD(Algorithm):
     name = "dp_dpsgd"
     display_name = "DP-DPSGD"
     Params = DPDPSGDParams
+    stackable = True
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:

@@ -53,6 +53,7 @@ class DPNetFleet(Algorithm):
     name = "dp_netfleet"
     display_name = "DP-NETFLEET"
     Params = DPNetFleetParams
+    stackable = True
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:

@@ -78,12 +78,13 @@ class Muffliato(Algorithm):
     name = "muffliato"
     display_name = "MUFFLIATO"
     Params = MuffliatoParams
+    stackable = True
 
     def __init__(self, params, ctx):
         super().__init__(params, ctx)
         gap = ctx.topology.spectral_gap
         self.gamma = chebyshev_gamma(gap)
-        self.steps = params.gossip_steps or default_gossip_steps(ctx.n_agents, gap)
+        self.steps = params.gossip_steps or default_gossip_steps(ctx.topology.n_agents, gap)
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:

@@ -86,6 +86,7 @@ class DPDL(Algorithm):
     name = "dpdl"
     display_name = "DPDL"
     Params = DPDLParams
+    stackable = True
 
     def __init__(self, params: DPDLParams, ctx):
         super().__init__(params, ctx)
@@ -136,7 +137,7 @@ class DPDL(Algorithm):
         ctx, eng = self.ctx, self.ctx.engine
         X, V = state["x"], state["v"]
         i, j, w = ctx.edge_i, ctx.edge_j, ctx.edge_w
-        N = ctx.n_agents
+        N = ctx.topology.n_agents  # one run's agents (a stack has more rows)
         # Eqs (8)-(14): models out to the neighbours, then one batched pass over every
         # (model x_i, batch of j) pair.
         ctx.broadcast(X)
