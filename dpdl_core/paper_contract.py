@@ -19,15 +19,25 @@ A paper is a package ``<name>/`` in ``dpdl_core/papers/`` or in a folder of
 ``profiles.yaml``         one mapping per profile (``smoke``, ``cpu``, ``paper``), each with a
                           ``description``; read by :func:`dpdl_core.profiles.load_profile`.
 ``claims.py``             ``SPECS``: ``{id: ClaimSpec}`` of every claim the builders check
-                          (:mod:`dpdl_core.claims`); builders return
-                          :func:`~dpdl_core.claims.claims_frame` of them.
+                          (:mod:`dpdl_core.claims`).
+builders                  one function per notebook (in ``figures.py`` / ``results.py``),
+                          called once by it as ``out = builder(...)``; it runs what the
+                          store lacks, writes its outputs and returns an
+                          :class:`~dpdl_core.outputs.Output`: ``files`` (what it wrote),
+                          ``claims`` (:func:`~dpdl_core.claims.claims_frame` of the claims
+                          it checked; no rows where it checks none), and what the notebook
+                          shows: ``tables`` (named DataFrames), ``figure``, ``text`` (a
+                          table's Markdown, a figure's caption or notes).
+                          :func:`~dpdl_core.reporting.table_output` makes a table's.
 ``reference/*.csv``       the paper's own numbers (:func:`dpdl_core.reporting.load_reference`).
 ``README.md``             what goes in, what comes out, the choices where the paper is silent.
 ========================  ===================================================================
 
 Outputs are named ``<paper>_<notebook key>`` (``pdsl_tab01_mnist_accuracy``), which is how
 the report attributes a file to its paper and notebook. :func:`check_paper` lists what a
-package misses; ``tests/test_paper_contract.py`` runs it over every paper.
+package misses; ``tests/test_paper_contract.py`` runs it over every paper and checks that
+the builder every notebook calls returns an ``Output`` (by its annotation; the fixture
+paper's by running it).
 """
 from __future__ import annotations
 

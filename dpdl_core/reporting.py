@@ -2,22 +2,27 @@
 training-loss panel figure, Markdown/LaTeX tables and reference numbers (claims: :mod:`dpdl_core.claims`).
 
 A paper's builders (``dpdl_core/papers/<paper>/``) combine these with the paper's grid,
-reference file and claims; the paper's numbers only ever fill a "paper" column.
+reference file and claims, and return an :class:`~dpdl_core.outputs.Output`; the paper's
+numbers only ever fill a "paper" column.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from .algorithms import algorithms, display_name
+from .claims import table_view
 from .config import ExperimentConfig
+from .outputs import Output
 from .plotting import caption, figures_dir, parse_caption, save_figure, write_metadata
 from .results import ResultStore
 
-__all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "write_table"]
+__all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "table_output",
+           "write_table"]
 
 GRID_KEYS = ("algorithm", "epsilon", "n_agents", "topology", "alpha_d", "seed")
 
@@ -88,7 +93,8 @@ def loss_figure(configs: Sequence[ExperimentConfig], profile: str, name: str, ti
 
     Returns
     -------
-    fig, dataset_label
+    fig, dataset_label, files
+        ``files``: the saved ``.pdf`` and ``.png``.
     """
     store = store or ResultStore()
     df, label = load_histories(configs, store, ["train_loss_mean", "train_loss_min", "train_loss_max"])
@@ -116,8 +122,7 @@ def loss_figure(configs: Sequence[ExperimentConfig], profile: str, name: str, ti
                 ax.set_ylabel("training loss")
     axes[0, -1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
-    save_figure(fig, name, caption(label, profile, note))
-    return fig, label
+    return fig, label, save_figure(fig, name, caption(label, profile, note))
 
 
 def fmt_mean_std(mean: float, std: float, runs: int = 2) -> str:
@@ -155,12 +160,40 @@ def write_table(name: str, title: str, note: str, cols: Sequence[str], rows: Seq
         md += ["", "| " + " | ".join(ccols) + " |", "|" + "---|" * len(ccols)]
         md += ["| " + " | ".join(str(v) for v in r) + " |" for r in claims.itertuples(index=False)]
     text = "\n".join(md) + "\n"
-    folder = figures_dir(parse_caption(note)["profile"])  # the profile's folder, as for its metadata
-    (folder / f"{name}.md").write_text(text)
+    md_path, tex_path = _table_paths(name, note)
+    md_path.write_text(text)
     lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + _tex(title) + ". " + _tex(note) + "}",
              r"\begin{tabular}{" + "l" * len(cols) + "}", r"\hline", " & ".join(_tex(c) for c in cols) + r" \\", r"\hline"]
     lines += [" & ".join(r) + r" \\" for r in tex_cells]
     lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
-    (folder / f"{name}.tex").write_text("\n".join(lines) + "\n")
+    tex_path.write_text("\n".join(lines) + "\n")
     write_metadata(name, "table", note, title=title)
     return text
+
+
+def _table_paths(name: str, note: str) -> tuple[Path, Path]:
+    """``<name>.md`` and ``.tex`` in the folder of the profile ``note`` names (as for its metadata)."""
+    folder = figures_dir(parse_caption(note)["profile"])
+    return folder / f"{name}.md", folder / f"{name}.tex"
+
+
+def table_output(name: str, title: str, note: str, cols: Sequence[str], rows: Sequence[Sequence],
+                 claims: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+                 bold: Sequence[tuple[int, int]] = ()) -> Output:
+    """A table builder's output: :func:`write_table` with the claims under the table.
+
+    Parameters
+    ----------
+    claims : DataFrame
+        :func:`~dpdl_core.claims.claims_frame` of the table's claims (shown as its
+        :func:`~dpdl_core.claims.table_view`).
+    tables : mapping of str to DataFrame
+        The data the notebook shows or asserts on.
+
+    Returns
+    -------
+    Output
+        ``files`` the ``.md`` and ``.tex``, ``text`` the Markdown.
+    """
+    text = write_table(name, title, note, cols, rows, bold, table_view(claims))
+    return Output(_table_paths(name, note), claims, tables, text=text)

@@ -1,20 +1,26 @@
-"""The paper contract (:mod:`dpdl_core.paper_contract`): every paper conforms; a fifth paper
-living only under ``tests/fixtures/papers`` (its own dataset, topology, model, per-round
-metric and claim) runs through ``run``, a sweep, ``plan``, its claims and a notebook under
-nbval with no edit to any generic module; a deliberately broken paper fails alone, with a message; and no
-notebook hard-codes the sweep's worker count."""
+"""The paper contract (:mod:`dpdl_core.paper_contract`): every paper conforms, and every
+notebook builder returns an :class:`~dpdl_core.outputs.Output`; a fifth paper living only
+under ``tests/fixtures/papers`` (its own dataset, topology, model, per-round metric and
+claim) runs through ``run``, a sweep, ``plan``, its claims and a notebook under nbval with
+no edit to any generic module; a deliberately broken paper fails alone, with a message; and
+no notebook hard-codes the sweep's worker count."""
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import typing
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from dpdl_core.outputs import Output
 from dpdl_core.paper_contract import check_paper
 from dpdl_core.papers import PAPERS
 from dpdl_core.plan import paper_groups
@@ -23,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "papers"
 # What the fixture paper brings: none of these names may appear in the package.
 FIXTURE_NAMES = ("toy_blobs", "toy_gossip", "toy_linear", "toy_consensus", '"star"', "'star'")
+# Each paper's notebooks.
+NOTEBOOKS = {**{p: ROOT / "notebooks" / p for p in PAPERS}, "toy": ROOT / "tests" / "fixtures" / "notebooks" / "toy"}
 
 
 @pytest.mark.parametrize("paper", PAPERS)
@@ -49,6 +57,54 @@ def test_configs_selects_one_group_by_name(paper):
         paper_groups("straggler", "smoke", names[0])
 
 
+def _builders(paper: str) -> dict:
+    """Per notebook of ``paper`` but its study notebook, the builder it calls, ``out =
+    builder(...)``, as (module, name); None for a notebook that imports nothing from the
+    paper but ``preset`` (it defines its few runs itself)."""
+    found = {}
+    for nb in sorted(NOTEBOOKS[paper].glob("*.ipynb")):
+        if nb.stem == "study_paper_scale":
+            continue
+        imported, calls = {}, []
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            for node in ast.walk(ast.parse("".join(cell["source"]))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"dpdl_core.papers.{paper}"):
+                    imported.update({a.asname or a.name: node.module for a in node.names})
+                elif (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["out"]
+                      and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
+                    calls.append(node.value.func.id)
+        if set(imported) <= {"preset"} and not calls:
+            found[nb.stem] = None
+            continue
+        assert len(calls) == 1 and calls[0] in imported, f"{nb.relative_to(ROOT)}: no one `out = builder(...)` call"
+        found[nb.stem] = (imported[calls[0]], calls[0])
+    return found
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_builder_returns_an_output(paper):
+    """Every notebook builder is annotated to return :class:`~dpdl_core.outputs.Output`
+    (running them is too slow here; the fixture paper's runs, below)."""
+    builders = {key: b for key, b in _builders(paper).items() if b}
+    assert builders, f"no notebook of {paper} calls a builder"
+    for key, (module, name) in builders.items():
+        returns = typing.get_type_hints(getattr(importlib.import_module(module), name)).get("return")
+        assert returns is Output, f"{key}: {module}.{name} returns {returns}, not Output"
+
+
+def test_output_holds_a_claims_frame():
+    from dpdl_core.claims import claims_frame
+
+    out = Output(["a.md"], claims_frame([]))
+    assert out.files == (Path("a.md"),) and out.tables == {} and out.figure is None and out.text == ""
+    with pytest.raises(TypeError, match="claims_frame"):
+        Output([], pd.DataFrame({"verdict": ["holds"]}))
+    with pytest.raises(TypeError, match=r"\['table'\] are not DataFrames"):
+        Output([], claims_frame([]), {"table": [1, 2]})
+
+
 def test_the_fixture_paper_lives_only_under_tests():
     generic = [p for p in (ROOT / "dpdl_core").rglob("*.py")]
     for path in generic:
@@ -61,8 +117,6 @@ def test_the_fixture_paper_lives_only_under_tests():
 def test_no_generic_module_imports_a_paper():
     """Imports point one way: papers → core. A generic module reaches a paper only through
     :mod:`dpdl_core.papers` (by name, at run time), never by importing it."""
-    import ast
-
     for path in (ROOT / "dpdl_core").rglob("*.py"):
         if (ROOT / "dpdl_core" / "papers") in path.parents:
             continue
@@ -112,13 +166,18 @@ def test_fifth_paper_runs_with_no_generic_edit(tmp_path):
         res = run(preset(rounds=3), save=False)
         metric = res.history[res.history["metric"] == "toy_consensus"]
 
-        table, claims = accuracy_table("smoke", workers=1)
+        import typing
+        from dpdl_core.outputs import Output
+        built = accuracy_table("smoke", workers=1)
+        output = isinstance(built, Output) and typing.get_type_hints(accuracy_table)["return"] is Output
+        table, claims = built.tables["table"], built.claims
         plan = make_plan("smoke", papers=["toy"], benchmark=Benchmark.load("missing.json"))
         print(json.dumps({"broken": broken, "raised": raised, "contract": contract,
                           "metric_rounds": sorted(metric["round"].tolist()), "metric_agents": sorted(set(metric["agent"])),
                           "label": res.meta["dataset_label"], "topology": res.config.topology,
                           "claims": claims[["id", "verdict", "tolerance"]].to_dict("records"),
-                          "accuracies": table["accuracy"].tolist(),
+                          "accuracies": table["accuracy"].tolist(), "output": output,
+                          "files": sorted(p.name for p in built.files if p.exists()),
                           "plan": [(g.paper, g.name, g.runs, g.stored) for g in plan.groups]}))
     """, tmp_path)
     got = json.loads(out.strip().splitlines()[-1])
@@ -134,6 +193,9 @@ def test_fifth_paper_runs_with_no_generic_edit(tmp_path):
     (claim,) = got["claims"]
     assert claim["id"] == "beats_chance" and claim["verdict"] in {"holds", "fails", "inconclusive"}
     assert "2 SE over 2 seeds" in claim["tolerance"]
+    # its notebook's builder returns the one output type, listing the files it wrote.
+    assert _builders("toy") == {"tab01_toy": ("dpdl_core.papers.toy.figures", "accuracy_table")}
+    assert got["output"] and got["files"] == ["toy_tab01_toy.md", "toy_tab01_toy.tex"]
     # plan: the swept runs are stored.
     assert ("toy", "table", 2, 2) in [tuple(g) for g in got["plan"]]
 

@@ -3,10 +3,12 @@ baseline's messages.
 
 The profile's ``attack`` section sets the scale: attacked rounds (the paper's 200, 400,
 800), training batch size, the grid of topologies × N, victims per cell and the inversion
-budget. Notebooks call :func:`figure_cell` / :func:`table_cells` / :func:`algorithm_cells`,
-then :func:`run_cells`, then :func:`inversion_figure` or :func:`attack_table`. The paper's
-numbers come from ``reference/dpdl_attack.csv`` beside this file and only ever fill a
-"paper" column.
+budget. Each notebook calls one builder, :func:`inversion_figure_notebook`,
+:func:`attack_table_notebook` or :func:`attack_algorithms_notebook` (the cells of
+:func:`figure_cell` / :func:`table_cells` / :func:`algorithm_cells` through
+:func:`run_cells`, then drawn or tabulated), which returns an
+:class:`~dpdl_core.outputs.Output`. The paper's numbers come from
+``reference/dpdl_attack.csv`` beside this file and only ever fill a "paper" column.
 """
 from __future__ import annotations
 
@@ -16,13 +18,14 @@ import pandas as pd
 
 from ...algorithms import display_name
 from ...attacks import InversionConfig
-from ...claims import claims_frame, table_view
+from ...claims import claims_frame
 from ...config import ExperimentConfig
 from ...data import DATASETS, denormalize
 from ...image_metrics import METRIC_NOTE
+from ...outputs import Output
 from ...plotting import caption, figures_dir, save_figure
 from ...profiles import load_profile
-from ...reporting import load_reference, write_table
+from ...reporting import load_reference, table_output
 from ...results import ResultStore
 from ...progress import progress_enabled
 from ...threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
@@ -33,9 +36,12 @@ __all__ = [
     "algorithm_cells",
     "algorithms_figure",
     "algorithms_table",
+    "attack_algorithms_notebook",
     "attack_table",
+    "attack_table_notebook",
     "figure_cell",
     "inversion_figure",
+    "inversion_figure_notebook",
     "privacy_claim",
     "run_cells",
     "scale_note",
@@ -144,7 +150,13 @@ def _to_image(x: np.ndarray) -> tuple[np.ndarray, str | None]:
 def inversion_figure(result: AttackResult, config: ExperimentConfig, profile: str, name: str, title: str):
     """Ground truth and the reconstructions of every scenario at every attacked round
     (columns: rounds × victims), PSNR ([0, 1] pixels) under each image; saved to
-    ``figures/<name>``."""
+    ``figures/<name>``.
+
+    Returns
+    -------
+    fig, files
+        ``files``: the saved ``.pdf`` and ``.png``.
+    """
     spec = DATASETS[config.dataset]
     rounds = sorted({r for _, r in result.recon})
     scenarios = [s for s in SCENARIOS if any(k[0] == s for k in result.recon)] or sorted({k[0] for k in result.recon})
@@ -177,8 +189,7 @@ def inversion_figure(result: AttackResult, config: ExperimentConfig, profile: st
         f"(training sigma {result.meta['train_sigma']['True']:.3g}); "
         f"{scale_note(config.dataset, profile)}; PSNR on [0, 1] pixels under each image"
     )
-    save_figure(fig, name, caption(result.meta["dataset_label"], profile, extra))
-    return fig
+    return fig, save_figure(fig, name, caption(result.meta["dataset_label"], profile, extra))
 
 
 def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame:
@@ -221,9 +232,10 @@ def _fmt(v: float, metric: str) -> str:
     return f"{v:.0f}" if metric == "success_%" else f"{v:.2f}"
 
 
-def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, title: str, note: str) -> str:
+def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, title: str, note: str) -> Output:
     """Render ``ours (paper)`` per metric × scenario (rows) and topology × N (columns) to
-    ``figures/<name>.md`` and ``.tex``; return the Markdown."""
+    ``figures/<name>.md`` and ``.tex``, the claims under it; the Output holds ``table`` as
+    ``tables["table"]``."""
     cells = table[["topology", "n_agents"]].drop_duplicates().values.tolist()
     heads = [f"{t} N={n}" for t, n in cells]
     order = ["MSE", "PSNR", "SSIM_x100", "PSNR_01", "success_%"]
@@ -240,7 +252,7 @@ def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, titl
                 vals.append(_fmt(o, metric) + ("" if np.isnan(p) else f" ({_fmt(p, metric)})"))
             body.append([metric, scenario, *vals])
     cols = ["metric", "scenario", *heads]
-    return write_table(name, title, note, cols, body, claims=table_view(claim))
+    return table_output(name, title, note, cols, body, claim, {"table": table})
 
 
 def table_note(results: list[AttackResult], dataset: str, profile: str) -> str:
@@ -268,7 +280,13 @@ def algorithms_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataF
 
 def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: list[Cell], profile: str, name: str):
     """PSNR ([0, 1] pixels) of the reconstructions from each algorithm's messages, with and
-    without its noise, per channel; saved to ``figures/<name>`` with the table as Markdown."""
+    without its noise, per channel; saved to ``figures/<name>`` with the table as Markdown.
+
+    Returns
+    -------
+    fig, files
+        ``files``: the saved ``.pdf``, ``.png`` and ``.md``.
+    """
     import seaborn as sns
 
     t = table.assign(
@@ -285,12 +303,13 @@ def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: l
     ax.set_title(f"Gradient inversion on every algorithm's messages, round {max(spec.rounds)}", fontsize=10)
     extra = (f"N = {cfg.n_agents}, {cfg.topology}, the same epsilon and sigma for every algorithm; "
              f"dashed: success threshold {threshold:g} dB; {scale_note(cfg.dataset, profile)}")
-    save_figure(fig, name, caption(results[0].meta["dataset_label"], profile, extra))
+    files = save_figure(fig, name, caption(results[0].meta["dataset_label"], profile, extra))
     cols = list(table.columns)
     md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     md += ["| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |" for r in table.itertuples(index=False)]
-    (figures_dir(profile) / f"{name}.md").write_text(f"_{caption(results[0].meta['dataset_label'], profile, extra)}_\n\n" + "\n".join(md) + "\n")
-    return fig
+    path = figures_dir(profile) / f"{name}.md"
+    path.write_text(f"_{caption(results[0].meta['dataset_label'], profile, extra)}_\n\n" + "\n".join(md) + "\n")
+    return fig, [*files, path]
 
 
 # Notebook key -> (dataset, title) of Figures 5-6 and Tables III-IV.
@@ -304,32 +323,35 @@ ATTACK_TABLES = {
 }
 
 
-def inversion_figure_notebook(key: str, profile: str):
+def inversion_figure_notebook(key: str, profile: str) -> Output:
     """Figure ``key`` of :data:`INVERSION_FIGURES`: attack the cell (cached), draw, check.
 
     Returns
     -------
-    fig, summary
-        ``summary``: mean metrics per scenario and attacked round.
+    Output
+        The figure and its files; no claims (Tables III-IV check them);
+        ``tables["summary"]``: mean metrics per scenario and attacked round.
     """
     dataset, title = INVERSION_FIGURES[key]
     cell = figure_cell(dataset, profile)
     (result,) = run_cells([cell])
-    fig = inversion_figure(result, cell[0], profile, f"dpdl_{key}", title)
+    fig, files = inversion_figure(result, cell[0], profile, f"dpdl_{key}", title)
     summary = result.summary()
     assert set(summary["scenario"]) == set(SCENARIOS), "a scenario is missing"
     assert len(summary) == len(SCENARIOS) * len(cell[1].rounds), "an attacked round is missing"
     assert summary[["MSE", "PSNR", "SSIM"]].notna().all().all() and summary["SSIM"].between(-1, 1).all()
-    return fig, summary
+    return Output(files, claims_frame([]), {"summary": summary}, figure=fig)
 
 
-def attack_table_notebook(key: str, profile: str):
+def attack_table_notebook(key: str, profile: str) -> Output:
     """Table ``key`` of :data:`ATTACK_TABLES`: attack every cell (cached), tabulate beside the
     paper, check the privacy claim, write ``figures/dpdl_<key>.md/.tex``.
 
     Returns
     -------
-    table, claim, markdown
+    Output
+        ``tables["table"]`` (:func:`attack_table`), the privacy claims per channel, the
+        Markdown as ``text``.
     """
     dataset, title = ATTACK_TABLES[key]
     cells = table_cells(dataset, profile)
@@ -339,5 +361,22 @@ def attack_table_notebook(key: str, profile: str):
     assert len(results) == len(cells) and set(table["scenario"]) == set(SCENARIOS)
     assert table.loc[table["metric"].isin(["MSE", "PSNR", "SSIM_x100"]), "paper"].notna().all(), "a paper value is missing"
     assert table["ours"].notna().all()
-    md = write_attack_table(table, claim, f"dpdl_{key}", title, table_note(results, dataset, profile))
-    return table, claim, md
+    return write_attack_table(table, claim, f"dpdl_{key}", title, table_note(results, dataset, profile))
+
+
+def attack_algorithms_notebook(profile: str) -> Output:
+    """The attack on every algorithm's messages, with and without its noise (beyond the
+    paper, notebook ``ext03_attack_all_algorithms``): attack the cells (cached), tabulate,
+    draw, write ``figures/attack_all_algorithms.{pdf,png,md}``.
+
+    Returns
+    -------
+    Output
+        The figure and its files; no claims (the paper makes none on the baselines);
+        ``tables["table"]``: :func:`algorithms_table`.
+    """
+    cells = algorithm_cells(profile)
+    results = run_cells(cells)
+    table = algorithms_table(cells, results)
+    fig, files = algorithms_figure(table, results, cells, profile, "attack_all_algorithms")
+    return Output(files, claims_frame([]), {"table": table}, figure=fig)

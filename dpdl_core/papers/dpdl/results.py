@@ -1,8 +1,9 @@
 """The DPDL paper's convergence figures (1–4, 8, 9) and accuracy tables (I, II, V, VI).
 
 Each notebook calls one builder: :func:`loss_figure_notebook` or :func:`accuracy_table_notebook`
-with its key in :data:`FIGURES` / :data:`TABLES`. The scale (ε, N, α_d, seeds, rounds, batch
-size, σ rule) comes from the profile's ``dpdl`` section and is printed on every output. The
+with its key in :data:`FIGURES` / :data:`TABLES`; both return an
+:class:`~dpdl_core.outputs.Output`. The scale (ε, N, α_d, seeds, rounds, batch size, σ
+rule) comes from the profile's ``dpdl`` section and is printed on every output. The
 paper's numbers are read from ``reference/dpdl_accuracy.csv`` beside this file (a copy of
 the shared reference tables) and only ever shown in a "paper" column.
 """
@@ -13,11 +14,12 @@ import pandas as pd
 from ...algorithms import algorithms, display_name
 from ...config import ExperimentConfig
 from ...data import DATASETS
+from ...outputs import Output
 from ...plan import RunGroup, select_groups
 from ...plotting import figures_dir
 from ...profiles import load_profile
-from ...claims import claims_frame, table_view
-from ...reporting import check_stored, fmt_mean_std, load_histories, load_reference, loss_figure, write_table
+from ...claims import claims_frame
+from ...reporting import check_stored, fmt_mean_std, load_histories, load_reference, loss_figure, table_output
 from ...results import ResultStore
 from ...sweep import Grid, expand, run_sweep
 from .claims import table_claims
@@ -86,21 +88,22 @@ def scale_note(dataset: str, profile: str) -> str:
             f"alpha_d in {s['alpha_d']}, noise: " + ", ".join(f"{NOISE_MODES.get(r, r)} ({r})" for r in s["sigma_rules"]))
 
 
-def loss_figure_notebook(key: str, profile: str, workers: int | None = None):
+def loss_figure_notebook(key: str, profile: str, workers: int | None = None) -> Output:
     """Figure ``key`` of :data:`FIGURES`: run the grid's missing runs, check them, draw.
 
     Returns
     -------
-    fig, dataset_label, notes
-        ``notes`` lists runs that diverged (their curves stop there).
+    Output
+        The figure and its files; no claims (the text makes none on the curves); ``text``:
+        the data that ran, then a line per run that diverged (its curve stops there).
     """
     dataset, topologies, title = FIGURES[key]
     configs = grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])
     run_sweep(configs, workers=workers)
     notes = check_stored(configs)
     note = scale_note(dataset, profile).split(", noise:")[0] + ", paper noise (sigma rule authors_code)"
-    fig, label = loss_figure(configs, profile, f"dpdl_{key}", title, note)
-    return fig, label, notes
+    fig, label, files = loss_figure(configs, profile, f"dpdl_{key}", title, note)
+    return Output(files, claims_frame([]), figure=fig, text="\n".join([label, *notes]))
 
 
 def accuracy_table(configs: list[ExperimentConfig], key: str,
@@ -160,9 +163,9 @@ def claims(table: pd.DataFrame, key: str) -> pd.DataFrame:
     return claims_frame(table_claims(table, key))
 
 
-def write_accuracy_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str, title: str, note: str) -> str:
+def write_accuracy_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str, title: str, note: str) -> Output:
     """Render to ``figures/<name>.md`` and ``.tex`` (ours in bold where best in its cell and
-    noise mode); return the Markdown."""
+    noise mode), the claims under it; the Output holds ``table`` as ``tables["table"]``."""
     cols = ["noise", "alpha_d", "topology", "N", "epsilon", "algorithm", "RDP epsilon", "ours: avg model (%)",
             "ours: agents (%)", "paper (%)", "diff"]
     rows, bold = [], []
@@ -173,11 +176,10 @@ def write_accuracy_table(table: pd.DataFrame, claims_df: pd.DataFrame, name: str
                      "—" if pd.isna(r.diff) else f"{r.diff:+.1f}"])
         if r.best:
             bold.append((k, cols.index("ours: avg model (%)")))
-    shown = table_view(claims_df)
     note += ("; paper noise = the authors' sigma rule for every algorithm (not equal privacy); equal epsilon = "
              "each algorithm's sigma calibrated by the RDP accountant for its own messages; diff and bold use the "
              "average model")
-    return write_table(name, title, note, cols, rows, bold, shown)
+    return table_output(name, title, note, cols, rows, claims_df, {"table": table}, bold)
 
 
 # Notebook key -> (table name, dataset, topologies) of the accuracy tables.
@@ -189,13 +191,15 @@ TABLES = {
 }
 
 
-def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
+def accuracy_table_notebook(key: str, profile: str, workers: int | None = None) -> Output:
     """Table ``key`` of :data:`TABLES`: run the grid's missing runs (both α_d), tabulate
     beside the paper, check the claims, write ``figures/dpdl_<key>.md/.tex``.
 
     Returns
     -------
-    table, claims, markdown
+    Output
+        ``tables["table"]`` (:func:`accuracy_table`), the claims per noise mode, the
+        Markdown as ``text``.
     """
     table_name, dataset, topologies = TABLES[key]
     configs = grid(dataset, topologies, profile)
@@ -207,7 +211,7 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None):
     assert table["paper_mean"].notna().any(), "no paper value matched these cells"
     title = f"{table_name}: test accuracy (%) on {DATASETS[dataset].pretty}"
     note = f"{label}; profile {profile}; {scale_note(dataset, profile)}"
-    return table, claims_df, write_accuracy_table(table, claims_df, f"dpdl_{key}", title, note)
+    return write_accuracy_table(table, claims_df, f"dpdl_{key}", title, note)
 
 
 def configs(profile: str, group: str | None = None) -> list[RunGroup]:

@@ -1,7 +1,8 @@
 """LEASGD's Figure 2 and Table 1, the beyond-the-paper communication plot, and the claims
 checks. One builder per notebook; each runs what the results store lacks (a sweep), draws
 or tabulates, saves ``figures/leasgd_*`` with the data that ran and the profile in the
-caption, and checks the paper's claims on the numbers it shows.
+caption, checks the paper's claims on the numbers it shows, and returns an
+:class:`~dpdl_core.outputs.Output`.
 
 - :func:`fig02_mnist_communication` — Fig. 2: non-private MNIST, m = 5, average training
   loss of all workers against (a) iteration and (b) transmitted vectors, LEASGD vs
@@ -23,12 +24,13 @@ import numpy as np
 import pandas as pd
 
 from dpdl_core.algorithms import algorithms, display_name
-from dpdl_core.claims import claims_frame, table_view
+from dpdl_core.claims import claims_frame
 from dpdl_core.config import ExperimentConfig
+from dpdl_core.outputs import Output
 from dpdl_core.plan import RunGroup, select_groups
-from dpdl_core.plotting import caption, figures_dir, save_figure
+from dpdl_core.plotting import caption, save_figure
 from dpdl_core.profiles import load_profile
-from dpdl_core.reporting import load_histories, load_reference, write_table
+from dpdl_core.reporting import load_histories, load_reference, table_output
 from dpdl_core.results import ResultStore
 from dpdl_core.sweep import run_sweep
 from dpdl_core.validation import check_choice, check_int
@@ -38,9 +40,9 @@ from .presets import NONPRIVATE_CLIP, SETTINGS, preset
 from .privacy import early_stopping, total_epsilon
 
 __all__ = [
-    "COMM_NAME", "FIG02_NAME", "TAB01_NAME", "CommResult", "CommSettings", "Fig02Result", "Fig02Settings",
-    "Tab01Result", "Tab01Scale", "Tab01Settings", "communication_all_algorithms", "communication_saving",
-    "configs", "fig02_mnist_communication", "tab01_accuracy_epsilon",
+    "COMM_NAME", "FIG02_NAME", "TAB01_NAME", "CommSettings", "Fig02Settings", "Tab01Scale", "Tab01Settings",
+    "communication_all_algorithms", "communication_saving", "configs", "fig02_mnist_communication",
+    "tab01_accuracy_epsilon",
 ]
 
 PAPER = "leasgd"
@@ -167,40 +169,17 @@ def communication_saving(curves: dict[str, pd.DataFrame]) -> dict:
     return out
 
 
-@dataclass
-class Fig02Result:
-    """Figure 2 as drawn.
+def fig02_mnist_communication(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
+    """Figure 2 at ``profile``: run, draw, save ``figures/leasgd_fig02_mnist_communication``.
 
-    Attributes
-    ----------
-    curves : {"leasgd": df, "dp_dpsgd": df}
-        Seed-mean per iteration: ``vectors`` (cumulative), ``loss`` (smoothed), ``raw_loss``.
-    saving : dict
-        :func:`communication_saving`.
-    claims : DataFrame
-        :func:`~dpdl_core.claims.claims_frame` (verdict holds / fails / inconclusive).
-    paths : list of Path
-        The saved figure files.
+    Returns
+    -------
+    Output
+        The figure and its files, its claims; ``tables["leasgd"]`` and
+        ``tables["dp_dpsgd"]``: the seed-mean per iteration, ``vectors`` (cumulative),
+        ``loss`` (smoothed) and ``raw_loss``; ``text``: the caption, then the communication
+        saving (:func:`communication_saving`).
     """
-
-    figure: plt.Figure
-    curves: dict[str, pd.DataFrame]
-    saving: dict
-    claims: pd.DataFrame
-    caption: str
-    paths: list
-
-    def summary(self) -> str:
-        s = self.saving
-        return "\n".join([
-            f"target loss {s['target']:.4f} (the higher of the two final smoothed losses)",
-            *(f"  {PAPER_NAMES[a]}: {s['vectors'][a]:,.0f} vectors, {s['rounds'][a]} iterations" for a in PAIR),
-            f"communication saving of LEASGD: {100 * s['saving']:.1f}% (paper: ~{100 * CLAIMED_SAVING:.0f}%)",
-        ])
-
-
-def fig02_mnist_communication(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Fig02Result:
-    """Figure 2 at ``profile``: run, draw, save ``figures/leasgd_fig02_mnist_communication``."""
     s = Fig02Settings.from_profile(profile)
     configs = s.configs()
     store = store or ResultStore()
@@ -231,8 +210,12 @@ def fig02_mnist_communication(profile: str, workers: int | None = None, store: R
             f"moving average over {s.smooth} iterations; LEASGD p = 4, tau = 1; D-PSGD ring, momentum 0; "
             f"saving {100 * saving['saving']:.1f}% at loss {saving['target']:.3f} (dotted)")
     text = caption(label, profile, note)
-    paths = save_figure(fig, FIG02_NAME, text)
-    return Fig02Result(fig, curves, saving, claims_frame(claims), text, paths)
+    files = save_figure(fig, FIG02_NAME, text)
+    return Output(files, claims_frame(claims), curves, figure=fig, text="\n".join([
+        text, f"target loss {saving['target']:.4f} (the higher of the two final smoothed losses)",
+        *(f"  {PAPER_NAMES[a]}: {saving['vectors'][a]:,.0f} vectors, {saving['rounds'][a]} iterations" for a in PAIR),
+        f"communication saving of LEASGD: {100 * saving['saving']:.1f}% (paper: ~{100 * CLAIMED_SAVING:.0f}%)",
+    ]))
 
 
 # -- Table 1 ----------------------------------------------------------------------------------
@@ -361,34 +344,19 @@ def _run_row(cfg: ExperimentConfig, patience: int, store: ResultStore) -> dict:
     }
 
 
-@dataclass
-class Tab01Result:
-    """Table 1 as shown.
+def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
+    """Table 1 at ``profile``: run, tabulate beside the paper, save ``figures/leasgd_tab01_*``.
 
-    Attributes
-    ----------
-    table : DataFrame
-        Per (dataset, m, algorithm), seed means: ours (accuracy, epsilon at the stopping
-        step; accuracy_T, epsilon_T at T_max; sigma, stop_step, best_step) and the paper's
-        (paper_accuracy, paper_epsilon; NaN where the paper has no such m).
-    runs : DataFrame
-        The same per run (seed), with the dataset label and divergence flag.
-    claims : DataFrame
-        :func:`~dpdl_core.claims.claims_frame` (verdict holds / fails / inconclusive).
-    markdown : str
-        The table as written to ``figures/leasgd_tab01_accuracy_epsilon.md`` (and ``.tex``).
+    Returns
+    -------
+    Output
+        The ``.md`` and ``.tex`` (the Markdown as ``text``), the claims, and
+        ``tables["table"]``: per (dataset, m, algorithm), seed means, ours (accuracy,
+        epsilon at the stopping step; accuracy_T, epsilon_T at T_max; sigma, stop_step,
+        best_step) and the paper's (paper_accuracy, paper_epsilon; NaN where the paper has
+        no such m); ``tables["runs"]``: the same per run (seed), with the dataset label and
+        divergence flag.
     """
-
-    table: pd.DataFrame
-    runs: pd.DataFrame
-    claims: pd.DataFrame
-    markdown: str
-    caption: str
-    paths: list
-
-
-def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Tab01Result:
-    """Table 1 at ``profile``: run, tabulate beside the paper, save ``figures/leasgd_tab01_*``."""
     s = Tab01Settings.from_profile(profile)
     configs = s.configs()
     store = store or ResultStore()
@@ -419,11 +387,8 @@ def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: Resu
          f"{r.epsilon_T:.3f}", f"{r.sigma:.3f}"]
         for r in table.itertuples()
     ]
-    claims_df = claims_frame(claims)
-    md = write_table(TAB01_NAME, "LEASGD Table 1: accuracy and total ε (private setting)", text, cols, rows,
-                     claims=table_view(claims_df))
-    return Tab01Result(table, runs, claims_df, md, text,
-                       [figures_dir(profile) / f"{TAB01_NAME}.{e}" for e in ("md", "tex")])
+    return table_output(TAB01_NAME, "LEASGD Table 1: accuracy and total ε (private setting)", text, cols, rows,
+                        claims_frame(claims), {"table": table, "runs": runs})
 
 
 # -- every algorithm's communication cost -------------------------------------------------------
@@ -495,24 +460,15 @@ class CommSettings:
         return out
 
 
-@dataclass
-class CommResult:
-    """The all-algorithms plot, its table (see :func:`communication_all_algorithms`) and files."""
-
-    figure: plt.Figure
-    table: pd.DataFrame
-    caption: str
-    paths: list
-
-
-def communication_all_algorithms(profile: str, workers: int | None = None, store: ResultStore | None = None) -> CommResult:
+def communication_all_algorithms(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
     """Training loss against vectors sent (the loop's counter) for every algorithm at one
     setting; saves ``figures/leasgd_communication_all_algorithms``.
 
     Returns
     -------
-    CommResult
-        ``table``: per algorithm, topology, vectors per round, first, final and largest
+    Output
+        The figure and its files, the caption as ``text``; no claims (beyond the paper);
+        ``tables["table"]``: per algorithm, topology, vectors per round, first, final and largest
         smoothed loss, ``learned`` (final loss finite and below the first), final mean test
         accuracy of the agents, and the vectors sent until the loss first reaches the
         highest final loss of the algorithms that learned (NaN for the others). The plot's
@@ -563,8 +519,7 @@ def communication_all_algorithms(profile: str, workers: int | None = None, store
             + (f"; off the axis: {', '.join(off)}" if off else ""))
     text = caption(label, profile, note)
     fig.suptitle("Communication cost of every algorithm", fontsize=10)
-    paths = save_figure(fig, COMM_NAME, text)
-    return CommResult(fig, table, text, paths)
+    return Output(save_figure(fig, COMM_NAME, text), claims_frame([]), {"table": table}, figure=fig, text=text)
 
 
 def configs(profile: str, group: str | None = None) -> list[RunGroup]:

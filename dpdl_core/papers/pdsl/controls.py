@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...claims import ClaimSpec, Comparison, claims_frame, margin_note, table_view
-from ...reporting import load_reference, write_table
+from ...claims import ClaimSpec, Comparison, claims_frame, margin_note
+from ...outputs import Output
+from ...reporting import load_reference, table_output
 from ...results import ResultStore
 from ...sweep import run_sweep
 from .claims import ACCURACY_TOL
@@ -101,13 +102,14 @@ def controls_claims(table: pd.DataFrame, paper: float) -> list:
     return out
 
 
-def controls_notebook(profile: str, workers: int | None = None, store: ResultStore | None = None):
+def controls_notebook(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
     """Run the controls (what the store lacks), tabulate them beside Table I's PDSL value,
     judge the two questions, write ``figures/<profile>/pdsl_ext01_controls.md``.
 
     Returns
     -------
-    table, claims, markdown
+    Output
+        ``tables["table"]`` (:func:`controls_table`), the two claims, the Markdown as ``text``.
     """
     store = store or ResultStore()
     runs = control_runs(profile)
@@ -122,6 +124,5 @@ def controls_notebook(profile: str, workers: int | None = None, store: ResultSto
             f"that ran (sigma = 0: not private).")
     cols = list(table.columns)
     rows = [[f"{v:.4g}" if isinstance(v, float) else v for v in r] for r in table.itertuples(index=False)]
-    md = write_table(f"pdsl_{KEY}", "PDSL controls: what limits PDSL as written?", note, cols, rows,
-                     claims=table_view(claims))
-    return table, claims, md
+    return table_output(f"pdsl_{KEY}", "PDSL controls: what limits PDSL as written?", note, cols, rows, claims,
+                        {"table": table})

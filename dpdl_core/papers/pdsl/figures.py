@@ -12,7 +12,8 @@ One builder per notebook kind, keyed by the notebook's name:
   beside ours, the difference, ours in bold where best in its cell, and the claims of
   §VI-C checked.
 
-Each builder runs what the results store lacks (a sweep), then reads the stored runs. The
+Each builder runs what the results store lacks (a sweep), then reads the stored runs, and
+returns an :class:`~dpdl_core.outputs.Output` (files, claims, the data shown). The
 grid and scale come from ``profiles.yaml`` beside this file and are printed under every
 figure and table, with the data that ran. PDSL variants (e.g. per-sample clipping) are
 extra curves and rows, labelled, never mixed with the paper's PDSL.
@@ -27,11 +28,12 @@ import pandas as pd
 from ...algorithms import display_name
 from ...config import ExperimentConfig
 from ...data import DATASETS
+from ...outputs import Output
 from ...plan import RunGroup, select_groups
 from ...plotting import caption, save_figure
 from ...profiles import load_profile
-from ...claims import claims_frame, table_view
-from ...reporting import load_reference, write_table
+from ...claims import claims_frame
+from ...reporting import load_reference, table_output
 from ...results import ResultStore
 from ...sweep import run_sweep
 from ...validation import check_int
@@ -200,17 +202,15 @@ def loss_claims(df: pd.DataFrame, key: str) -> pd.DataFrame:
     return claims_frame(figure_claims(final, key))
 
 
-def loss_figure_notebook(key: str, profile: str, workers: int | None = None, store: ResultStore | None = None):
+def loss_figure_notebook(key: str, profile: str, workers: int | None = None,
+                         store: ResultStore | None = None) -> Output:
     """Figure ``key`` of :data:`FIGURES`: run the grid's missing runs, draw, check the claims.
 
     Returns
     -------
-    fig : matplotlib Figure
-    label : str
-        The data that ran.
-    claims : DataFrame
-        :func:`~dpdl_core.claims.claims_frame` of the figure's claims (verdict holds / fails /
-        inconclusive).
+    Output
+        The figure and its files, the figure's claims (:func:`loss_claims`), the data that
+        ran as ``text``.
     """
     dataset, topology, title = FIGURES[key]
     store = store or ResultStore()
@@ -250,8 +250,8 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None, sto
     if len(diverged):
         note += "; diverged (curve stops): " + ", ".join(f"{r.label} eps={r.epsilon} M={r.n_agents}"
                                                          for r in diverged.itertuples())
-    save_figure(fig, f"pdsl_{key}", caption(label, profile, note))
-    return fig, label, loss_claims(df, key)
+    files = save_figure(fig, f"pdsl_{key}", caption(label, profile, note))
+    return Output(files, loss_claims(df, key), figure=fig, text=label)
 
 
 # -- Tables I-II -----------------------------------------------------------------------------
@@ -304,13 +304,16 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
     return table.reset_index(drop=True), label, meta
 
 
-def accuracy_table_notebook(key: str, profile: str, workers: int | None = None, store: ResultStore | None = None):
+def accuracy_table_notebook(key: str, profile: str, workers: int | None = None,
+                            store: ResultStore | None = None) -> Output:
     """Table ``key`` of :data:`TABLES`: run the dataset's grid (all three topologies), tabulate
     beside the paper, check the claims, write ``figures/pdsl_<key>.md`` and ``.tex``.
 
     Returns
     -------
-    table, claims, markdown
+    Output
+        ``tables["table"]`` (:func:`accuracy_table`), the table's claims, the Markdown as
+        ``text``.
     """
     table_name, dataset = TABLES[key]
     store = store or ResultStore()
@@ -334,5 +337,4 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None, 
         if r.best:
             bold.append((k, cols.index("ours (%)")))
     title = f"{table_name}: test accuracy (%) on {DATASETS[dataset].pretty}"
-    shown = table_view(claims)
-    return table, claims, write_table(f"pdsl_{key}", title, note, cols, rows, bold, shown)
+    return table_output(f"pdsl_{key}", title, note, cols, rows, claims, {"table": table}, bold)

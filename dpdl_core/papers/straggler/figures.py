@@ -1,8 +1,9 @@
 """Fig. 2 of the paper: privacy, utility and latency trade-offs, and its claims check.
 
 :func:`fig02_tradeoffs` computes every number of the figure at a profile's scale, draws
-the 2×3 figure (a column per latency model), saves it, and checks the paper's stated
-claims (Sec. VI, L223–233 of the text) on the numbers it drew.
+the 2×3 figure (a column per latency model), saves it, checks the paper's stated claims
+(Sec. VI, L223–233 of the text) on the numbers it drew, and returns an
+:class:`~dpdl_core.outputs.Output`.
 
 Upper panels are analytic (Theorems 1–3, Lemma 1) and depend on the latency model only
 through the latency labels (spec §4, "shortcuts"). Lower panels: skips are i.i.d.
@@ -14,12 +15,13 @@ from __future__ import annotations
 import math
 import time
 import types
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from dpdl_core.claims import Comparison, claims_frame
+from dpdl_core.outputs import Output
 from dpdl_core.plotting import caption, save_figure
 from dpdl_core.profiles import PROFILES, load_profile
 from dpdl_core.validation import check_choice, check_int
@@ -30,7 +32,7 @@ from .latency import LatencyModel, paper_models
 from .theorems import SCHEMES, PaperParams, thm1_bound, thm2_epsilon, thm3_as_printed, thm3_diagnostic
 from .token_ring import TokenRingConfig, TokenRingResult, run_token_ring
 
-__all__ = ["FIGURE_NAME", "PROBABILITIES", "Fig02Result", "Fig02Settings", "check_claims", "fig02_tradeoffs"]
+__all__ = ["FIGURE_NAME", "PROBABILITIES", "Fig02Settings", "check_claims", "fig02_tradeoffs"]
 
 FIGURE_NAME = "straggler_fig02_tradeoffs"
 PROBABILITIES = (1e-4, 0.5, 0.7)  # Sec. VI-A
@@ -88,44 +90,6 @@ class Fig02Settings:
     def h_max_grid(self, n: int) -> np.ndarray:
         """Upper-panel hops, multiples of n (spec §5.6)."""
         return n * np.unique(np.ceil(np.logspace(0, self.upper_max_exponent, self.upper_points)).astype(np.int64))
-
-
-@dataclass
-class Fig02Result:
-    """Everything :func:`fig02_tradeoffs` computed.
-
-    Attributes
-    ----------
-    figure : matplotlib.figure.Figure
-    claims : pd.DataFrame
-        :func:`~dpdl_core.claims.claims_frame`: one row per checked statement (``where``: the
-        line of the paper's text or the spec; ``verdict`` holds / fails / inconclusive;
-        ``kind`` "paper" for the paper's claims, "check" for our own consistency checks).
-    analytic : pd.DataFrame
-        Upper panels: per (p, h_max) the Thm 1 bounds of both schemes, ε of Thm 2, Thm 3 as
-        printed and the Thm 3 diagnostic variant, and Lemma 1 latency per model.
-    lemma1 : pd.DataFrame
-        Per (model, p): t_ss, Lemma 1 latency per hop, per update, Monte Carlo mean and z.
-    lemma2 : pd.DataFrame
-        Per model: the optimal t_ss, its p and time per update.
-    accuracy : pd.DataFrame
-        Lower panels: per (scheme, p, hop) mean test accuracy and its standard error.
-    runs : dict
-        ``(scheme, p) -> TokenRingResult`` (per-run curves).
-    """
-
-    figure: object
-    claims: pd.DataFrame
-    analytic: pd.DataFrame
-    lemma1: pd.DataFrame
-    lemma2: pd.DataFrame
-    accuracy: pd.DataFrame
-    runs: dict
-    settings: Fig02Settings
-    profile: str
-    data_label: str
-    paths: list = field(default_factory=list)
-    timings: dict = field(default_factory=dict)
 
 
 def analytic_table(settings: Fig02Settings, params: PaperParams, models: dict[str, LatencyModel]) -> pd.DataFrame:
@@ -406,7 +370,7 @@ def draw(analytic: pd.DataFrame, accuracy: pd.DataFrame, lemma1: pd.DataFrame, s
 
 def fig02_tradeoffs(profile: str = "smoke", *, data: HousingData | None = None, params: PaperParams = PaperParams(),
                     settings: Fig02Settings | None = None, progress: bool | None = None,
-                    save: bool = True) -> Fig02Result:
+                    save: bool = True) -> Output:
     """Build Fig. 2 at ``profile`` scale: compute, draw, save, check the claims.
 
     Parameters
@@ -427,8 +391,16 @@ def fig02_tradeoffs(profile: str = "smoke", *, data: HousingData | None = None, 
 
     Returns
     -------
-    Fig02Result
-        ``.figure`` and ``.claims`` (a verdict per claim), plus the tables drawn.
+    Output
+        The figure and its files (none when ``save`` is False); the claims
+        (:func:`check_claims`: ``where``, the line of the paper's text or the spec;
+        ``kind`` "paper" for the paper's claims, "check" for our own consistency checks);
+        ``tables``: ``analytic`` (upper panels: per (p, h_max) the Thm 1 bounds of both
+        schemes, ε of Thm 2, Thm 3 as printed and the Thm 3 diagnostic variant, and Lemma 1
+        latency per model), ``lemma1`` (per (model, p): t_ss, Lemma 1 latency per hop, per
+        update, Monte Carlo mean and z), ``lemma2`` (per model: the optimal t_ss, its p and
+        time per update), ``accuracy`` (lower panels: per (scheme, p, hop) mean test
+        accuracy and its standard error); ``text``: the caption and the timings.
     """
     check_choice(types.SimpleNamespace(profile=profile), "profile", PROFILES)
     settings = settings or Fig02Settings.from_profile(profile)
@@ -438,10 +410,10 @@ def fig02_tradeoffs(profile: str = "smoke", *, data: HousingData | None = None, 
     t0 = time.perf_counter()
     analytic = analytic_table(settings, params, models)
     lemma1, lemma2 = lemma_tables(settings, models)
-    timings["analytic_s"] = time.perf_counter() - t0
+    timings["analytic"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     runs, accuracy = accuracy_runs(data, settings, params, progress)
-    timings["token_ring_s"] = time.perf_counter() - t0
+    timings["token ring"] = time.perf_counter() - t0
     claims = check_claims(analytic, lemma1, lemma2, runs, settings, models)
     fig = draw(analytic, accuracy, lemma1, settings, models, settings.n_runs)
     hm = settings.h_max_grid(params.n)
@@ -454,11 +426,12 @@ def fig02_tradeoffs(profile: str = "smoke", *, data: HousingData | None = None, 
         f"paper's). Lower: mean test accuracy of {settings.n_runs} runs × {settings.hops:,} hops against Lemma 1 "
         "latency; solid SS-Ring, dashed SS-Rand-Ring.",
     )
-    paths = []
+    files = []
     if save:
-        paths = save_figure(fig, FIGURE_NAME, text)
-        path = paths[0].parent / f"{FIGURE_NAME}_claims.csv"  # beside the figure, in its profile's folder
+        files = save_figure(fig, FIGURE_NAME, text)
+        path = files[0].parent / f"{FIGURE_NAME}_claims.csv"  # beside the figure, in its profile's folder
         claims.to_csv(path, index=False)
-        paths.append(path)
-    return Fig02Result(fig, claims, analytic, lemma1, lemma2, accuracy, runs, settings, profile, data.label,
-                       paths, timings)
+        files.append(path)
+    tables = {"analytic": analytic, "lemma1": lemma1, "lemma2": lemma2, "accuracy": accuracy}
+    timed = ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
+    return Output(files, claims, tables, figure=fig, text=f"{text}\ntimings (s): {timed}")
