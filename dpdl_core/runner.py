@@ -557,15 +557,13 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
         evaluate = [r for r in live if t % config.eval_every == 0 or t == config.rounds or tracks[r].diverged]
         _evaluate(stack, tracks, rows_of, evaluate, X, t, shared_test_set)
         sent = stack.ctx.sent
-        metrics = alg.round_metrics(state)  # the algorithm's own (a scalar: network-wide)
         for r in live:
             tr = tracks[r]
             tr.rows += _rows(t, "vectors_sent", int(sent[rows_of[r]].sum()))
-            for name, values in metrics.items():
-                if R > 1 and np.ndim(values) == 0:
-                    raise RuntimeError(f"{alg.name}.round_metrics gives {name!r} as one value for a stack of runs; "
-                                       f"a stackable algorithm must give one value per agent")
-                tr.rows += _rows(t, name, values if R == 1 else np.asarray(values)[rows_of[r]])
+            # The algorithm's own metrics (a scalar: network-wide), of this run's rows alone.
+            run_state = state if R == 1 else {k: v[rows_of[r]] for k, v in state.items()}
+            for name, values in alg.round_metrics(run_state).items():
+                tr.rows += _rows(t, name, values)
         bar.update(1, loss=f"{losses.mean():.3g}")
         for r in live:
             if tracks[r].diverged:  # stored now: its stack goes on without it

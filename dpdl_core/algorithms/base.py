@@ -241,9 +241,10 @@ class Algorithm:
     ``stackable = True`` declares that the algorithm can run several independent runs as one
     (:mod:`dpdl_core.stacking`): its state is per-agent rows only, it draws nothing from
     ``ctx.rng``, it reads a run's size as ``ctx.topology.n_agents`` (``ctx.n_agents`` counts
-    every stacked row), it mixes only through the context, and its ``diagnostics`` and
-    ``round_metrics`` can be told apart per run (``diagnostics(agents=...)``, per-agent
-    metrics). ``tests/test_stacking.py`` checks each stackable algorithm against plain runs.
+    every stacked row), it mixes only through the context, its ``diagnostics`` can be told
+    apart per run (``diagnostics(agents=...)``) and its ``round_metrics`` depend on the state
+    alone (the runner passes each run's rows). ``tests/test_stacking.py`` checks each
+    stackable algorithm against plain runs.
     """
 
     name: ClassVar[str]
@@ -280,7 +281,8 @@ class Algorithm:
 
     def round_metrics(self, state: dict[str, torch.Tensor]) -> dict:
         """Metrics of this round to record in the history after the step: name → a scalar
-        (network-wide, ``agent = -1``) or one value per agent. Default: none."""
+        (network-wide, ``agent = -1``) or one value per agent, computed from ``state`` (in a
+        stack, one run's rows of it). Default: none."""
         return {}
 
     def models(self, state: dict[str, torch.Tensor]) -> torch.Tensor:
