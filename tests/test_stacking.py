@@ -156,3 +156,10 @@ def test_stacked_and_plain_runs_share_the_stored_file_format(store):
     assert {k: v for k, v in head["meta"].items() if k not in how} == \
            {k: v for k, v in plain.meta.items() if k not in how}
     assert head["meta"]["stacked_runs"] == 2 and plain.meta["stacked_runs"] == 1
+
+
+def test_evaluation_in_chunks_of_runs_changes_nothing(monkeypatch):
+    monkeypatch.setattr(runner, "EVAL_MODELS_PER_CALL", 2 * TINY["n_agents"])  # calls of 2 runs, then 1
+    configs = [ExperimentConfig.from_dict({**TINY, "epsilon": 0.5, "seed": s}) for s in range(3)]
+    for cfg, res in zip(configs, run_stack(configs, save=False, progress=False)):
+        _assert_identical(res.history, run(cfg, save=False, progress=False).history)
