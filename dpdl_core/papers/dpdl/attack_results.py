@@ -367,7 +367,7 @@ def attack_table_notebook(key: str, profile: str) -> Output:
 def attack_algorithms_notebook(profile: str) -> Output:
     """The attack on every algorithm's messages, with and without its noise (beyond the
     paper, notebook ``ext03_attack_all_algorithms``): attack the cells (cached), tabulate,
-    draw, write ``figures/attack_all_algorithms.{pdf,png,md}``.
+    draw, write ``figures/<profile>/dpdl_attack_all_algorithms.{pdf,png,md}``.
 
     Returns
     -------
@@ -378,5 +378,5 @@ def attack_algorithms_notebook(profile: str) -> Output:
     cells = algorithm_cells(profile)
     results = run_cells(cells)
     table = algorithms_table(cells, results)
-    fig, files = algorithms_figure(table, results, cells, profile, "attack_all_algorithms")
+    fig, files = algorithms_figure(table, results, cells, profile, "dpdl_attack_all_algorithms")
     return Output(files, claims_frame([]), {"table": table}, figure=fig)
