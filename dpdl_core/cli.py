@@ -89,9 +89,9 @@ def _results_store(path: str | None, *, create: bool = True, require: bool = Tru
 
 
 def _cmd_run(args) -> int:
-    from .config import ExperimentConfig, check_override_names
+    from .config import ExperimentConfig, precheck
 
-    check_override_names(args.set)  # an unknown field answers before torch loads
+    precheck(args.config, args.set)  # a typo or a bad number answers before torch loads
     cfg = ExperimentConfig.from_yaml(args.config) if args.config else ExperimentConfig()
     cfg = cfg.with_overrides(args.set)
     if args.print_config:

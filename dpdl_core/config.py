@@ -17,7 +17,7 @@ import math
 import re
 import types
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -26,7 +26,7 @@ import yaml
 from . import __version__
 from .validation import check_choice, check_int
 
-__all__ = ["ConfigError", "ExperimentConfig", "apply_overrides"]
+__all__ = ["ConfigError", "ExperimentConfig", "apply_overrides", "precheck", "registry_choices"]
 
 DEVICES = ("cpu", "cuda", "auto")
 # x_0: one model shared by every agent (the papers' Algorithm 1) or one random model per
@@ -144,6 +144,70 @@ def _sigma_rules() -> tuple[str, ...]:
     return tuple(sorted(SIGMA_RULES))
 
 
+_choices_saved = False
+
+
+def registry_choices() -> dict[str, list]:
+    """The allowed values of every named field, from the registries (the papers loaded);
+    also written to :mod:`~dpdl_core.namecache` for the command line's early check."""
+    global _choices_saved
+    from .data import PARTITION_SCHEMES, datasets
+    from .models import MODELS
+    from .schedules import SCHEDULES
+    from .topology import MIXINGS, topologies
+
+    choices = {"dataset": list(datasets()), "model": sorted(MODELS) + ["auto"], "algorithm": list(_algorithms()),
+               "topology": list(topologies()), "partition": list(PARTITION_SCHEMES),
+               "sigma_rule": list(_sigma_rules()), "schedule": sorted(SCHEDULES), "mixing": list(MIXINGS)}
+    if not _choices_saved:
+        from . import namecache
+
+        namecache.save(choices)
+        _choices_saved = True
+    return choices
+
+
+def _check_float(c, name, low, high, inclusive_low=False, hint="") -> None:
+    value = getattr(c, name)
+    ok = _has_type(value, float)
+    ok = ok and (value >= low if inclusive_low else value > low) and (high is None or value <= high)
+    if not ok:
+        rng = f">= {low}" if inclusive_low else f"> {low}"
+        rng += f" and <= {high}" if high is not None else ""
+        raise ConfigError(f"{name}={value!r} must be a finite number {rng}{hint}")
+
+
+def _check_values(c) -> None:
+    """The checks of ``c`` (a config, or any object with its fields) that need no registry:
+    the fixed choices, integers, numbers and the shape of ``algo``."""
+    check_choice(c, "device", DEVICES, error=ConfigError)
+    check_choice(c, "init", INITS, error=ConfigError)
+    if not isinstance(c.compile, bool):
+        raise ConfigError(f"compile={c.compile!r} is not allowed; allowed values: [False, True] (YAML: false, true)")
+    for name in ("n_agents", "rounds", "batch_size", "eval_every"):
+        check_int(c, name, minimum=1, error=ConfigError)
+    check_int(c, "seed", minimum=0, error=ConfigError)
+    check_int(c, "checkpoint_every", minimum=0, error=ConfigError)
+    check_int(c, "lr_decay_every", minimum=0, error=ConfigError)
+    _check_float(c, "lr_decay", 0, 1)
+    for name in ("eval_samples", "train_samples", "validation_samples"):
+        check_int(c, name, minimum=1, optional=True, error=ConfigError)
+    for name, lo, hi in (("alpha_d", 0, None), ("lr", 0, None), ("clip", 0, None), ("delta", 0, 1)):
+        _check_float(c, name, lo, hi)
+    _check_float(c, "momentum", 0, 1, inclusive_low=True)
+    if c.epsilon is not None:
+        _check_float(c, "epsilon", 0, None, hint=", or null for a non-private run")
+    if not isinstance(c.algo, dict):
+        raise ConfigError(f"algo must be a mapping of algorithm options, got {type(c.algo).__name__}")
+
+
+def _check_names(c, choices: dict[str, list]) -> None:
+    """Each named field of ``c`` against ``choices`` (:func:`registry_choices`)."""
+    for name, allowed in choices.items():
+        if not (name == "model" and c.model == "auto"):
+            check_choice(c, name, allowed, error=ConfigError)
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """One decentralized training run.
@@ -245,49 +309,14 @@ class ExperimentConfig:
     mixing: str = "metropolis"
 
     def __post_init__(self):
-        # The registries import torch: loaded here, so that reading a config (and rejecting an
-        # unknown field) does not.
-        from .data import PARTITION_SCHEMES, datasets
-        from .models import MODELS
-        from .topology import MIXINGS, topologies
-
-        self._check_choice("dataset", datasets())
-        if self.model != "auto":
-            self._check_choice("model", sorted(MODELS) + ["auto"])
-        self._check_choice("algorithm", _algorithms())
-        self._check_choice("topology", topologies())
-        self._check_choice("partition", PARTITION_SCHEMES)
-        self._check_choice("sigma_rule", _sigma_rules())
-        from .schedules import SCHEDULES
-
-        self._check_choice("schedule", sorted(SCHEDULES))
-        self._check_choice("device", DEVICES)
-        self._check_choice("init", INITS)
-        self._check_choice("mixing", MIXINGS)
-        if not isinstance(self.compile, bool):
-            raise ConfigError(f"compile={self.compile!r} is not allowed; allowed values: [False, True] (YAML: false, true)")
-        for name in ("n_agents", "rounds", "batch_size", "eval_every"):
-            self._check_int(name, minimum=1)
-        self._check_int("seed", minimum=0)
-        self._check_int("checkpoint_every", minimum=0)
-        self._check_int("lr_decay_every", minimum=0)
-        self._check_float("lr_decay", 0, 1)
-        for name in ("eval_samples", "train_samples", "validation_samples"):
-            if getattr(self, name) is not None:
-                self._check_int(name, minimum=1)
-        for name, lo, hi in (("alpha_d", 0, None), ("lr", 0, None), ("clip", 0, None), ("delta", 0, 1)):
-            self._check_float(name, lo, hi)
-        self._check_float("momentum", 0, 1, inclusive_low=True)
-        if self.epsilon is not None:
-            self._check_float("epsilon", 0, None, hint=", or null for a non-private run")
+        _check_values(self)  # first: a bad number answers before the registries (torch) load
+        _check_names(self, registry_choices())
         if self.sigma_rule == "fixed":
             if not (_has_type(self.sigma, float) and self.sigma >= 0):
                 raise ConfigError(f"sigma must be a finite number >= 0 when sigma_rule='fixed', got {self.sigma!r}")
         elif self.sigma is not None:
             raise ConfigError(f"sigma is only used with sigma_rule='fixed' (sigma_rule={self.sigma_rule!r})")
         self._check_sizes()
-        if not isinstance(self.algo, dict):
-            raise ConfigError(f"algo must be a mapping of algorithm options, got {type(self.algo).__name__}")
         _check_algo_options(self.algorithm, self.algo)
         from .algorithms import resolve_params
 
@@ -300,22 +329,6 @@ class ExperimentConfig:
             from .models import default_model
 
             object.__setattr__(self, "model", default_model(self.dataset))
-
-    # -- validation helpers -------------------------------------------------------------
-    def _check_choice(self, name: str, allowed) -> None:
-        check_choice(self, name, allowed, error=ConfigError)
-
-    def _check_int(self, name: str, minimum: int) -> None:
-        check_int(self, name, minimum, error=ConfigError)
-
-    def _check_float(self, name, low, high, inclusive_low=False, hint="") -> None:
-        value = getattr(self, name)
-        ok = _has_type(value, float)
-        ok = ok and (value >= low if inclusive_low else value > low) and (high is None or value <= high)
-        if not ok:
-            rng = f">= {low}" if inclusive_low else f"> {low}"
-            rng += f" and <= {high}" if high is not None else ""
-            raise ConfigError(f"{name}={value!r} must be a finite number {rng}{hint}")
 
     def _check_sizes(self) -> None:
         """Sizes that the data and the graph fix before any run: the graph's smallest N, at
@@ -347,13 +360,7 @@ class ExperimentConfig:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ExperimentConfig:
         """Build from a mapping; unknown keys raise :class:`ConfigError` listing the known."""
-        known = _field_names()
-        if not isinstance(d, Mapping):
-            raise ConfigError(f"a config must be a mapping of field: value, got {type(d).__name__} {d!r:.60}; "
-                              f"allowed fields: {known}")
-        unknown = sorted(set(d) - set(known), key=str)  # keys of mixed types do not compare
-        if unknown:
-            raise ConfigError(f"unknown config field(s) {unknown}; allowed fields: {known}")
+        _check_known(d)
         return cls(**d)
 
     def to_yaml(self, path: str | Path | None = None) -> str:
@@ -365,26 +372,12 @@ class ExperimentConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> ExperimentConfig:
         """From a YAML file."""
-        path = Path(path)
-        if not path.exists():
-            raise ConfigError(f"config file {path} does not exist")
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"config file {path} cannot be read as text: {exc}") from None
-        return cls.from_yaml_text(text, source=f"config file {path}")
+        return cls.from_dict(_read_yaml_file(path))
 
     @classmethod
     def from_yaml_text(cls, text: str, source: str = "the config") -> ExperimentConfig:
         """From YAML text (a mapping of field: value); ``source`` names it in errors."""
-        data = _load_yaml(text, source)
-        if data is None:
-            raise ConfigError(f"{source} is empty; it must be a YAML mapping of field: value (e.g. 'epsilon: 0.5'), "
-                              f"allowed fields: {_field_names()}")
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source} must be a YAML mapping of field: value, got {type(data).__name__} "
-                              f"{data!r:.60}; allowed fields: {_field_names()}")
-        return cls.from_dict(data)
+        return cls.from_dict(_yaml_mapping(text, source))
 
     def with_overrides(self, overrides: list[str] | dict[str, Any]) -> ExperimentConfig:
         """Apply ``key=value`` strings (``algo.alpha=2`` for algorithm options) or a dict."""
@@ -410,6 +403,39 @@ def _field_names() -> list[str]:
     return sorted(f.name for f in fields(ExperimentConfig))
 
 
+def _check_known(d) -> None:
+    """``d`` is a mapping of known field names, else a :class:`ConfigError` listing them."""
+    known = _field_names()
+    if not isinstance(d, Mapping):
+        raise ConfigError(f"a config must be a mapping of field: value, got {type(d).__name__} {d!r:.60}; "
+                          f"allowed fields: {known}")
+    unknown = sorted(set(d) - set(known), key=str)  # keys of mixed types do not compare
+    if unknown:
+        raise ConfigError(f"unknown config field(s) {unknown}; allowed fields: {known}")
+
+
+def _yaml_mapping(text: str, source: str) -> dict:
+    data = _load_yaml(text, source)
+    if data is None:
+        raise ConfigError(f"{source} is empty; it must be a YAML mapping of field: value (e.g. 'epsilon: 0.5'), "
+                          f"allowed fields: {_field_names()}")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source} must be a YAML mapping of field: value, got {type(data).__name__} "
+                          f"{data!r:.60}; allowed fields: {_field_names()}")
+    return data
+
+
+def _read_yaml_file(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} cannot be read as text: {exc}") from None
+    return _yaml_mapping(text, f"config file {path}")
+
+
 def _parse_override(s) -> tuple[str, Any]:
     """``"key=value"`` → ``(key, value)``, the value read as a YAML scalar."""
     if not isinstance(s, str) or "=" not in s:
@@ -422,13 +448,38 @@ def _parse_override(s) -> tuple[str, Any]:
     return k, _load_yaml(v, f"override {s!r}: the value of {k}")
 
 
-def check_override_names(overrides: list[str]) -> None:
-    """Reject ``key=value`` overrides with an unknown field before any config is built (that
-    loads the registries, and torch: seconds); values are checked when the config is."""
+def precheck(config_file: str | Path | None, overrides: list[str]) -> None:
+    """Check the config that a YAML file (or the defaults) plus ``key=value`` overrides make,
+    as far as that needs no registry: unknown fields, bad numbers, and — from
+    :mod:`~dpdl_core.namecache`, where the registries' names are cached — unknown names. The
+    command line calls it first, so that a typo answers before torch loads (seconds); the
+    full check runs when the config is built.
+
+    Raises
+    ------
+    ConfigError
+        The same error, word for word, that building the config would raise first.
+    """
+    from . import namecache
+
+    d = _read_yaml_file(config_file) if config_file else {}
+    _check_known(d)
     known = _field_names()
     unknown = sorted({k for k, _ in map(_parse_override, overrides) if k not in known and not k.startswith("algo.")})
     if unknown:
         raise ConfigError(f"unknown config field(s) {unknown}; allowed fields: {known}")
+    defaults = {f.name: f.default_factory() if f.default is MISSING else f.default for f in fields(ExperimentConfig)}
+    choices = namecache.load()
+
+    def check(values: dict) -> None:
+        c = types.SimpleNamespace(**values)
+        _check_values(c)
+        if choices is not None:
+            _check_names(c, choices)
+
+    start = {**defaults, **d}
+    check(start)  # as `run` builds it: the file's config first,
+    check(_merged(start, overrides))  # then the overrides applied to it
 
 
 def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]) -> ExperimentConfig:
@@ -446,6 +497,11 @@ def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]
     ConfigError
         Naming the bad override or field and what is allowed.
     """
+    return ExperimentConfig.from_dict(_merged(cfg.to_dict(), overrides))
+
+
+def _merged(d: dict[str, Any], overrides: list[str] | dict[str, Any]) -> dict[str, Any]:
+    """The field values ``d`` with ``overrides`` applied (see :func:`apply_overrides`)."""
     if isinstance(overrides, Mapping):
         items = list(overrides.items())
     elif isinstance(overrides, (str, bytes)) or not hasattr(overrides, "__iter__"):
@@ -460,10 +516,10 @@ def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]
         if k in seen:
             raise ConfigError(f"{k} is set twice ({k}={seen[k]!r}, then {k}={v!r}); give each field once")
         seen[k] = v
-    d = cfg.to_dict()
-    algorithm = seen.get("algorithm", cfg.algorithm)
+    d = dict(d)
+    algorithm = seen.get("algorithm", d["algorithm"])
     # Options of another algorithm do not carry over, whatever order the overrides came in.
-    algo = dict(d["algo"]) if algorithm == cfg.algorithm else {}
+    algo = dict(d["algo"]) if algorithm == d["algorithm"] else {}
     if "algo" in seen:
         if not isinstance(seen["algo"], Mapping):
             raise ConfigError(f"algo={seen['algo']!r} must be a mapping of algorithm options; "
@@ -475,4 +531,4 @@ def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]
         else:
             d[k] = v
     d["algo"] = algo
-    return ExperimentConfig.from_dict(d)
+    return d

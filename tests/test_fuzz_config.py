@@ -17,6 +17,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -32,7 +33,8 @@ from hypothesis import strategies as st
 
 from dpdl_core.algorithms import algorithms
 from dpdl_core.cli import main
-from dpdl_core.config import ConfigError, ExperimentConfig
+from dpdl_core import namecache
+from dpdl_core.config import ConfigError, ExperimentConfig, precheck, registry_choices
 from dpdl_core.data import DATASETS, PARTITION_SCHEMES
 from dpdl_core.models import MODELS
 from dpdl_core.privacy import SIGMA_RULES
@@ -236,8 +238,7 @@ def test_valid_configs_round_trip_dict_yaml_and_overrides(d, rng):
     assert again == cfg and again.hash == cfg.hash
     assert json.loads(again.canonical_json()) == json.loads(cfg.canonical_json())
     # The same config as --set strings over the defaults, in a shuffled order.
-    sets = [f"{k}={set_value(v)}" for k, v in cfg.to_dict().items() if k != "algo"]
-    sets += [f"algo.{k}={set_value(v)}" for k, v in cfg.algo.items()]
+    sets = as_sets(cfg.to_dict())
     rng.shuffle(sets)
     via_set = ExperimentConfig().with_overrides(sets)
     assert via_set == cfg and via_set.hash == cfg.hash
@@ -270,6 +271,54 @@ def test_a_bad_field_is_named_with_what_is_allowed(case):
     rejects(lambda: ExperimentConfig.from_yaml_text(yaml.safe_dump(d, sort_keys=False)), name)
     rejects(lambda: ExperimentConfig().with_overrides({name: d[name]}), name)
     rejects(lambda: ExperimentConfig().with_overrides([f"{name}={set_value(d[name])}"]), name)
+
+
+def as_sets(d: dict) -> list[str]:
+    """``d`` as ``--set`` strings (``algo.OPTION=`` for the algorithm's options)."""
+    sets = [f"{k}={set_value(v)}" for k, v in d.items() if k != "algo"]
+    return sets + [f"algo.{k}={set_value(v)}" for k, v in d.get("algo", {}).items()]
+
+
+@FUZZ
+@given(one_bad_field(), st.booleans())
+def test_the_check_before_torch_loads_says_what_building_the_config_says(tmp_path_factory, case, from_file):
+    """:func:`precheck` (the command line's first look, no registry imported) raises the very
+    message that building the config raises, for a bad field in a YAML file or a --set."""
+    record(CASES)
+    namecache.save(registry_choices())  # the name cache that precheck reads
+    if namecache.load() is None:
+        pytest.skip("the name cache folder cannot be written here")
+    d, name, _ = case
+    if from_file:
+        path = tmp_path_factory.mktemp("cfg") / "bad.yaml"
+        path.write_text(yaml.safe_dump(d, sort_keys=False))
+        full = rejects(lambda: ExperimentConfig.from_yaml(path), name)
+        early = rejects(lambda: precheck(path, []), name)
+    else:
+        full = rejects(lambda: ExperimentConfig().with_overrides(as_sets(d)), name)
+        early = rejects(lambda: precheck(None, as_sets(d)), name)
+    assert early == full
+
+
+def test_a_bad_value_is_rejected_before_torch_loads(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "DPDL_PROGRESS": "0"}
+    code = ("import sys; from dpdl_core.cli import main\n"
+            "code = main(['run', '--set', sys.argv[1]])\n"
+            "print(code, sorted(m for m in ('torch', 'pandas', 'numpy') if m in sys.modules))")
+
+    def run(override: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, override], capture_output=True, text=True, cwd=ROOT,
+                              env=env)
+
+    for override, words in (("rounds=-1", "rounds=-1 must be an integer >= 1"), ("lr=abc", "lr='abc' must be")):
+        proc = run(override)
+        assert proc.stdout.strip() == "2 []" and words in proc.stderr, (proc.stdout, proc.stderr)
+    # A name needs the registries once; then the cache answers (and a changed source tree
+    # makes a new cache key, see namecache).
+    first, again = run("algorithm=dpdll"), run("algorithm=dpdll")
+    assert first.stdout.strip().startswith("2 [") and "'torch'" in first.stdout, first.stdout
+    assert again.stdout.strip() == "2 []", (again.stdout, again.stderr)
+    assert first.stderr == again.stderr and "algorithm='dpdll' is not allowed; allowed values: [" in again.stderr
 
 
 @FUZZ
