@@ -207,6 +207,8 @@ def build_stack(members: list) -> Stack:
         runs=len(members),
         run_noise=tuple(c.noise_generator for c in contexts),
         run_lr=lrs if len(set(lrs)) > 1 else (),
+        run_rng=tuple(c.rng for c in contexts),
+        run_validation=tuple(c.validation for c in contexts),
         taps=[],
         W=None,
     )

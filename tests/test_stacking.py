@@ -43,7 +43,7 @@ def test_every_stackable_algorithm_has_a_pinned_case():
     stackable = {name for name in algorithms()
                  if get_algorithm(name).stackable and get_algorithm(name).__module__.startswith("dpdl_core.")}
     pinned = {c["algorithm"] for c in CASES.values()}
-    assert {"dpdl", "dp_dpsgd", "muffliato", "dp_netfleet", "dp_cga"} <= stackable
+    assert {"dpdl", "dp_dpsgd", "muffliato", "dp_netfleet", "dp_cga", "pdsl", "leasgd"} <= stackable
     assert stackable <= pinned, f"stackable algorithms without a pinned case: {sorted(stackable - pinned)}"
 
 
@@ -69,7 +69,14 @@ def test_a_stacked_run_is_bit_identical_to_its_plain_run_and_its_pin(case):
     dict(mixing="random_sinkhorn", topology="fully_connected"),  # graphs differ per seed: separate stacks
     dict(lr_decay=0.5, lr_decay_every=2),
     dict(algorithm="dp_cga", algo={"clip": "per_sample"}),
-], ids=["random_ring", "per_agent_init", "random_sinkhorn", "lr_decay", "dp_cga_per_sample"])
+    # Exact Shapley values (no generator), per-sample clipping, each run's own Q.
+    dict(algorithm="pdsl", topology="ring", sigma_rule="per_message", validation_samples=40,
+         algo={"clipping": "per_sample"}),
+    # Each run's own α = η_r·ρ, pools and groups; communication every 2nd round.
+    dict(algorithm="leasgd", topology="fully_connected", sigma_rule="leasgd_common", lr_decay=0.5, lr_decay_every=2,
+         algo={"leaders_per_follower": 3, "tau": 2, "k": 1}),
+], ids=["random_ring", "per_agent_init", "random_sinkhorn", "lr_decay", "dp_cga_per_sample", "pdsl_exact",
+        "leasgd_tau2"])
 def test_stacks_of_random_schedules_graphs_and_inits_equal_plain_runs(changes):
     base = {**TINY, "epsilon": 0.5, "sigma_rule": "authors_code", **changes}
     configs = [ExperimentConfig.from_dict({**base, "seed": s, "lr": lr}) for s, lr in [(0, 0.005), (1, 0.02), (2, 0.005)]]
@@ -88,8 +95,14 @@ def test_a_diverging_run_stops_alone_and_leaves_the_others_untouched():
         _assert_identical(res.history, run(cfg, save=False, progress=False).history)
 
 
-def test_runs_resuming_from_different_rounds_finish_as_their_plain_runs(store, monkeypatch):
-    configs = [ExperimentConfig.from_dict({**TINY, "epsilon": 0.5, "seed": s}) for s in range(3)]
+@pytest.mark.parametrize("changes", [
+    {},
+    # Its state (loss window, pools) and its generator (the groups) come back from the checkpoint.
+    dict(algorithm="leasgd", topology="fully_connected", sigma_rule="leasgd_common",
+         algo={"leaders_per_follower": 3, "k": 2}),
+], ids=["dpdl", "leasgd"])
+def test_runs_resuming_from_different_rounds_finish_as_their_plain_runs(store, monkeypatch, changes):
+    configs = [ExperimentConfig.from_dict({**TINY, "epsilon": 0.5, "seed": s, **changes}) for s in range(3)]
     real = runner.training_rounds
 
     def interrupted_after_round_2(*args, **kwargs):
@@ -112,12 +125,15 @@ def test_runs_resuming_from_different_rounds_finish_as_their_plain_runs(store, m
     assert all(r.cached for r in again)
 
 
-def test_algorithms_that_are_not_stackable_run_alone():
-    for name in algorithms():
-        if not get_algorithm(name).stackable:
-            cfg = ExperimentConfig.from_dict({**TINY, "algorithm": name, "epsilon": None})
-            assert stack_key(cfg) is None
-            assert plan_stacks([cfg, cfg.replace(seed=1)]) == [[cfg], [cfg.replace(seed=1)]]
+def test_algorithms_that_are_not_stackable_run_alone(monkeypatch):
+    # Every algorithm of the four papers stacks: take one's declaration away.
+    monkeypatch.setattr(get_algorithm("dp_dpsgd"), "stackable", False)
+    alone = [name for name in algorithms() if not get_algorithm(name).stackable]
+    assert "dp_dpsgd" in alone
+    for name in alone:
+        cfg = ExperimentConfig.from_dict({**TINY, "algorithm": name, "epsilon": None})
+        assert stack_key(cfg) is None
+        assert plan_stacks([cfg, cfg.replace(seed=1)]) == [[cfg], [cfg.replace(seed=1)]]
 
 
 def test_build_stack_refuses_runs_of_different_shapes():

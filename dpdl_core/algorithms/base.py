@@ -67,6 +67,13 @@ class RunContext:
     run_lr : tuple of float
         Each stacked run's η_1 when they differ (``lr`` is then an (N, 1) column); empty when
         every run has the scalar ``lr``.
+    run_rng : tuple of torch.Generator
+        Each stacked run's own ``rng`` (``rng`` is run 0's): an algorithm that draws from it
+        draws run r's randomness from ``run_rng[r]`` in the order a plain run of r would.
+        Empty for a plain run.
+    run_validation : tuple
+        Each stacked run's ``validation`` (``validation`` is run 0's; the split depends on
+        the seed). Empty for a plain run.
     """
 
     engine: Engine
@@ -94,6 +101,8 @@ class RunContext:
     runs: int = 1
     run_noise: tuple = ()
     run_lr: tuple = ()
+    run_rng: tuple = ()
+    run_validation: tuple = ()
     W_blocks: tuple = ()
 
     @classmethod
@@ -114,9 +123,14 @@ class RunContext:
         """A copy for a side computation (an attack's probe round): same graph, its own
         message counter and a copy of the algorithm's generator, so the training run is
         left exactly as it was; ``changes`` replace fields (batch size, σ, noise, taps)."""
-        rng = torch.Generator(device=self.rng.device)
-        rng.set_state(self.rng.get_state())
-        return replace(self, **{"sent": torch.zeros_like(self.sent), "rng": rng, **changes})
+        def copy(generator):
+            out = torch.Generator(device=generator.device)
+            out.set_state(generator.get_state())
+            return out
+
+        rng = copy(self.rng)
+        run_rng = tuple(rng if g is self.rng else copy(g) for g in self.run_rng)
+        return replace(self, **{"sent": torch.zeros_like(self.sent), "rng": rng, "run_rng": run_rng, **changes})
 
     # -- the round's graph ----------------------------------------------------------------
     def begin_round(self, t: int) -> None:
@@ -239,12 +253,14 @@ class Algorithm:
     They register with :func:`dpdl_core.algorithms.register`.
 
     ``stackable = True`` declares that the algorithm can run several independent runs as one
-    (:mod:`dpdl_core.stacking`): its state is per-agent rows only, it draws nothing from
-    ``ctx.rng``, it reads a run's size as ``ctx.topology.n_agents`` (``ctx.n_agents`` counts
-    every stacked row), it mixes only through the context, its ``diagnostics`` can be told
-    apart per run (``diagnostics(agents=...)``) and its ``round_metrics`` depend on the state
-    alone (the runner passes each run's rows). ``tests/test_stacking.py`` checks each
-    stackable algorithm against plain runs.
+    (:mod:`dpdl_core.stacking`): its state is per-agent rows only, it draws from ``ctx.rng``
+    only run by run (run r from ``ctx.run_rng[r]`` in a stack), it reads a run's size as
+    ``ctx.topology.n_agents`` (``ctx.n_agents`` counts every stacked row) and a run's own
+    learning rate and validation set from ``ctx.run_lr`` and ``ctx.run_validation``, it mixes
+    only through the context, its ``diagnostics`` can be told apart per run
+    (``diagnostics(agents=...)``) and its ``round_metrics`` depend on the state alone (the
+    runner passes each run's rows). ``tests/test_stacking.py`` checks each stackable
+    algorithm against plain runs.
     """
 
     name: ClassVar[str]

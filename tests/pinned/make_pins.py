@@ -36,6 +36,12 @@ CASES = {
     "muffliato": dict(algorithm="muffliato"),
     "dp_netfleet": dict(algorithm="dp_netfleet"),
     "dp_cga_batch_matched": dict(algorithm="dp_cga", algo={"clip": "batch", "noise": "matched"}),
+    # Monte Carlo Shapley values, so that the pin covers the algorithm's generator.
+    "pdsl_stratified": dict(algorithm="pdsl", model="pdsl_mnist", sigma_rule="per_message", validation_samples=100,
+                            algo={"estimator": "stratified", "permutations": 4}),
+    # Pools re-split at rounds 1 and 3.
+    "leasgd": dict(algorithm="leasgd", topology="fully_connected", model="leasgd_mlp", sigma_rule="leasgd_common",
+                   lr=0.05, clip=1.0, algo={"k": 2}),
 }
 # Metrics every run has always recorded (later additions are not pinned).
 METRICS = ("train_loss", "train_loss_mean", "train_loss_min", "train_loss_max", "test_acc", "test_loss",

@@ -26,6 +26,12 @@ paper): a leak outside the accountant, counted in :meth:`LEASGD.diagnostics`.
 
 The pairs may join any two workers, so the run's topology must be fully connected (the
 graph of links that may be used; the links used in a step are the groups').
+
+Stacked runs (:mod:`dpdl_core.stacking`): each run splits its own pools, draws its groups
+from its own generator (``ctx.run_rng``) and has its own α = η_r·ρ (``ctx.run_lr``); a
+communication step installs one elastic matrix per run. The early stopping of the paper's
+Table 1 is read from the stored history afterwards (:mod:`.figures`): every run trains
+its full T rounds, stacked or not.
 """
 from __future__ import annotations
 
@@ -81,24 +87,28 @@ class LEASGD(Algorithm):
     name = "leasgd"
     display_name = "LEASGD"
     Params = LEASGDParams
+    stackable = True
 
     def __init__(self, params: LEASGDParams, ctx):
         super().__init__(params, ctx)
-        m = ctx.n_agents
+        m = ctx.topology.n_agents
         W = np.asarray(ctx.topology.W)
         if not (W[~np.eye(m, dtype=bool)] > 0).all():
             raise ValueError(
                 f"LEASGD pairs any two workers: topology must be 'fully_connected', got {ctx.topology.name!r}"
             )
         self.n_follow = n_followers(m, params.leaders_per_follower)
-        self.alpha = ctx.lr * params.rho
+        # α = η_1·ρ of each stacked run (one in a plain run).
+        self.alphas = [lr * params.rho for lr in ctx.run_lr or (ctx.lr,) * ctx.runs]
+        self.alpha = self.alphas[0]
         # Prop. 1: β = pα < 1, else the follower overshoots (a negative weight on itself).
         group = -(-(m - self.n_follow) // self.n_follow)
-        if not self.alpha * group < 1:
-            raise ValueError(
-                f"lr*rho*(leaders per group) = {ctx.lr}*{params.rho}*{group} must be < 1 (Prop. 1: beta = p*alpha < 1); "
-                "lower rho or lr"
-            )
+        for lr, alpha in zip(ctx.run_lr or (ctx.lr,), self.alphas):
+            if not alpha * group < 1:
+                raise ValueError(
+                    f"lr*rho*(leaders per group) = {lr}*{params.rho}*{group} must be < 1 (Prop. 1: beta = p*alpha < 1); "
+                    "lower rho or lr"
+                )
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:
@@ -109,16 +119,18 @@ class LEASGD(Algorithm):
         return {
             "x": X0.clone(),
             "loss_sum": torch.zeros(m, dtype=torch.float64, device=X0.device),
-            "loss_count": torch.zeros((), dtype=torch.long),
+            "loss_count": torch.zeros(m, dtype=torch.long),  # per worker, so that runs can stack
             "follower": torch.zeros(m, dtype=torch.bool, device=X0.device),
         }
 
     def _split(self, state) -> None:
-        """Re-split the pools on the mean loss since the last split (Fig. 1b)."""
+        """Re-split the pools on the mean loss since the last split (Fig. 1b), run by run."""
         recent = state["loss_sum"] / state["loss_count"]
-        _, followers = split_pools(recent, self.n_follow)
+        n = self.ctx.topology.n_agents
         state["follower"].zero_()
-        state["follower"][followers] = True
+        for r in range(self.ctx.runs):
+            _, followers = split_pools(recent[r * n:(r + 1) * n], self.n_follow)
+            state["follower"][followers + r * n] = True
         state["loss_sum"].zero_()
         state["loss_count"].zero_()
 
@@ -134,21 +146,27 @@ class LEASGD(Algorithm):
         if (t - 1) % (p.k * p.tau) == 0:
             self._split(state)
         if t % p.tau == 0:
-            idx = torch.arange(ctx.n_agents, device=x.device)
             if p.tau == 1:
                 # Models sent every step: an eavesdropper who knows the groups derives
                 # (A_t w_t − w_{t+1})/η − λw_t, each worker's noised gradient.
-                ctx.reveal("gradient", g_noised, x, idx)
-            follower = state["follower"]
-            groups = draw_groups(idx[~follower], idx[follower], ctx.rng)
-            ctx.set_mixing(elastic_matrix(groups, self.alpha, dtype=x.dtype))
+                ctx.reveal("gradient", g_noised, x, torch.arange(ctx.n_agents, device=x.device))
+            # Each run's groups from its own generator, one elastic matrix per run.
+            n = ctx.topology.n_agents
+            idx = torch.arange(n, device=x.device)
+            blocks = []
+            for r, alpha in enumerate(self.alphas):
+                follower = state["follower"][r * n:(r + 1) * n]
+                groups = draw_groups(idx[~follower], idx[follower], ctx.run_rng[r] if ctx.run_rng else ctx.rng)
+                blocks.append(elastic_matrix(groups, alpha, dtype=x.dtype))
+            ctx.set_mixing(blocks[0] if ctx.runs == 1 else tuple(blocks))
             state["x"] = ctx.gossip(x) - ctx.lr * g
         else:
             state["x"] = x - ctx.lr * g
         return losses
 
-    def diagnostics(self) -> dict:
+    def diagnostics(self, agents: slice = slice(None)) -> dict:
         """Pool splits so far and the unnoised loss values they collected (the recategorized
-        worker receives the other m − 1 workers' losses at each split)."""
+        worker receives the other m − 1 workers' losses at each split); every stacked run
+        splits at the same rounds, so ``agents`` (one run's rows) changes nothing."""
         splits = (self.ctx.round - 1) // (self.params.k * self.params.tau) + 1 if self.ctx.round else 0
-        return {"pool_splits": splits, "loss_scalars_sent": splits * (self.ctx.n_agents - 1)}
+        return {"pool_splits": splits, "loss_scalars_sent": splits * (self.ctx.topology.n_agents - 1)}

@@ -24,6 +24,12 @@ In edge form (the context's edges e = (i, j), rows grouped by i), the message ro
 batch-level clipping one release has replace-one sensitivity 2C, so ``noise_scale`` is ½;
 ``clipping="per_sample"`` (the spec's ablation, §5.1) sends (Σ_b clip(g_b) + n)/B instead,
 the DP-SGD mechanism of the package's baselines (``noise_scale`` 1).
+
+Stacked runs (:mod:`dpdl_core.stacking`): everything up to the candidates is per edge and
+the gossip per run; the Shapley games are solved run by run, each with the run's own
+validation set Q (``ctx.run_validation``) and generator (``ctx.run_rng``), in the batched
+calls its plain run makes (evaluating several runs' coalition models in one call would
+change the GEMMs' shapes, and with them the last bits of a logit and possibly an argmax).
 """
 from __future__ import annotations
 
@@ -97,22 +103,29 @@ class PDSL(Algorithm):
     name = "pdsl"
     display_name = "PDSL"
     Params = PDSLParams
+    stackable = True
 
     def __init__(self, params: PDSLParams, ctx):
         super().__init__(params, ctx)
-        if ctx.validation is None:
+        validation = ctx.run_validation or (ctx.validation,)
+        if any(v is None for v in validation):
             raise ValueError(
                 "PDSL needs the validation set Q of eq (16): set validation_samples "
                 "(the paper: 2,000 test images)"
             )
         self.shapley_config = params.shapley
-        # v of eq (16): accuracy on Q of stacked models, as GEMMs (see .evaluation).
-        self.value = StackedEvaluator(ctx.engine, *ctx.validation, image_batch=params.eval_batch)
+        # v of eq (16): accuracy on Q of stacked models, as GEMMs (see .evaluation); one
+        # per stacked run (its own Q), sharing their work buffers (used one call at a time).
+        self.values = [StackedEvaluator(ctx.engine, *v, image_batch=params.eval_batch) for v in validation]
+        for evaluator in self.values[1:]:
+            evaluator._buffers = self.values[0]._buffers
+        self.value = self.values[0]
+        # Per stacked run (one entry in a plain run).
         self.rounds = 0
-        self.ties = 0
-        self.evaluations = 0
-        self.weight_sum = 0.0
-        self.min_share = float("inf")
+        self.ties = [0] * ctx.runs
+        self.evaluations = [0] * ctx.runs
+        self.weight_sum = [0.0] * ctx.runs
+        self.min_share = [float("inf")] * ctx.runs
 
     @classmethod
     def messages_per_round(cls, topology, params) -> np.ndarray:
@@ -155,12 +168,24 @@ class PDSL(Algorithm):
         ctx.broadcast(X)  # x_i^{t−1} out to the neighbours (Algorithm 1, line 5)
         msgs, losses = self.messages(X, xb, yb)
         ctx.send("CG", msgs, senders=j, receivers=i, models=X[i])
-        # Eqs (15)-(18): candidates and every agent's Shapley values.
-        candidates = X[i] - ctx.lr * msgs
+        # Eqs (15)-(18): candidates and every agent's Shapley values, run by run.
+        lr = ctx.lr[i] if torch.is_tensor(ctx.lr) else ctx.lr  # a stack's per-run η, per edge
+        candidates = X[i] - lr * msgs
         counts = torch.bincount(i, minlength=N).cpu().numpy()
-        res = shapley_round(candidates, counts, self.value, self.shapley_config, ctx.rng, previous=X)
+        n = ctx.topology.n_agents
+        edges = self._run_edges(counts)
+        phi, evaluations = [], []
+        for r in range(ctx.runs):
+            rows, (a, b) = slice(r * n, (r + 1) * n), edges[r]
+            run_candidates = candidates if ctx.runs == 1 else candidates[a:b].clone()
+            run_previous = X if ctx.runs == 1 else X[rows]
+            rng = ctx.run_rng[r] if ctx.run_rng else ctx.rng
+            res = shapley_round(run_candidates, counts[rows], self.values[r], self.shapley_config, rng,
+                                previous=run_previous)
+            phi.append(res.phi)
+            evaluations.append(res.evaluations)
         # Eqs (19)-(20) in float64: ties are differences below 1e-12.
-        phi_hat, tied = min_max_normalise(res.phi.to(X.device), i, N)
+        phi_hat, tied = min_max_normalise(torch.cat(phi).to(X.device), i, N)
         pi = shapley_weights(phi_hat, w, i, N, floor=self.params.floor).to(X.dtype)
         # Eqs (21)-(25).
         g_bar = torch.zeros_like(X).index_add_(0, i, pi.unsqueeze(1) * msgs)
@@ -168,24 +193,39 @@ class PDSL(Algorithm):
         x_hat = X - ctx.lr * u_hat
         state["u"] = ctx.gossip(u_hat, channel="MM", models=X)
         state["x"] = ctx.gossip(x_hat)
-        self._count(res.evaluations, tied, pi, w)
+        self._count(evaluations, tied, pi, w, edges)
         return losses
 
-    def _count(self, evaluations: int, tied: torch.Tensor, pi: torch.Tensor, w: torch.Tensor) -> None:
-        self.rounds += 1
-        self.evaluations += evaluations
-        self.ties += int(tied.sum())
-        self.weight_sum += float(pi.sum()) / self.ctx.n_agents
-        self.min_share = min(self.min_share, float((pi * w).min()))
+    def _run_edges(self, counts: np.ndarray) -> list[tuple[int, int]]:
+        """Each stacked run's edges, (first, end): consecutive, as the edges are sorted by
+        agent and W is block diagonal."""
+        sizes = counts.reshape(self.ctx.runs, -1).sum(1)
+        ends = np.cumsum(sizes)
+        return [(int(e - k), int(e)) for e, k in zip(ends, sizes)]
 
-    def diagnostics(self) -> dict:
+    def _count(self, evaluations: list, tied: torch.Tensor, pi: torch.Tensor, w: torch.Tensor, edges: list) -> None:
+        self.rounds += 1
+        n = self.ctx.topology.n_agents
+        for r, (a, b) in enumerate(edges):
+            run_pi, run_w = (pi, w) if self.ctx.runs == 1 else (pi[a:b].clone(), w[a:b].clone())
+            self.evaluations[r] += evaluations[r]
+            self.ties[r] += int(tied[r * n:(r + 1) * n].sum())
+            self.weight_sum[r] += float(run_pi.sum()) / n
+            self.min_share[r] = min(self.min_share[r], float((run_pi * run_w).min()))
+
+    def diagnostics(self, agents: slice = slice(None)) -> dict:
         """Shapley work and weights: evaluations per round, how often eq (19) tied (all
         weights set to 1), the mean Σ_j π_ij (≈ n under uniform ω: a step of ≈ nγ) and the
-        smallest share ω_ij π_ij seen (Theorem 1's φ̂_min)."""
+        smallest share ω_ij π_ij seen (Theorem 1's φ̂_min).
+
+        ``agents``: one stacked run's rows (its own counts); rows of several runs give their
+        evaluations summed and the other values over all of them."""
+        n = self.ctx.topology.n_agents
+        runs = sorted(set((np.arange(self.ctx.n_agents)[agents] // n).tolist()))
         r = max(self.rounds, 1)
         return {
-            "shapley_evaluations_per_round": self.evaluations / r,
-            "shapley_tie_fraction": self.ties / (r * self.ctx.n_agents),
-            "pi_sum_mean": self.weight_sum / r,
-            "phi_min_observed": self.min_share if self.rounds else None,
+            "shapley_evaluations_per_round": sum(self.evaluations[k] for k in runs) / r,
+            "shapley_tie_fraction": sum(self.ties[k] for k in runs) / (r * n * len(runs)),
+            "pi_sum_mean": sum(self.weight_sum[k] for k in runs) / (r * len(runs)),
+            "phi_min_observed": min(self.min_share[k] for k in runs) if self.rounds else None,
         }
