@@ -109,8 +109,8 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     for r in every.itertuples():
         got = claims[(claims["paper"] == r.paper) & (claims["id"] == r.id)]["verdict"]
         status = ", ".join(f"{v}: {n}" for v, n in got.value_counts().items()) if len(got) else "not judged yet"
-        if r.by_construction:
-            status += " (holds by construction; not evidence)"
+        if r.by_construction:  # whatever its verdict (the straggler paper's is inconclusive), it is no evidence
+            status += " (by construction; not evidence)"
         out.append(f"| {r.paper} | {r.id} | {_cell(r.claim)} | {_cell(r.where)} | {status} |")
     return "\n".join(out) + "\n"
 

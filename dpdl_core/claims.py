@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMNS", "KINDS", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame", "combine",
-           "compare", "difference_margin", "margin_from_stats", "margin_note", "table_view"]
+__all__ = ["COLUMNS", "KINDS", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame",
+           "combine", "compare", "difference_margin", "margin_from_stats", "margin_note", "table_view"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
@@ -37,6 +37,8 @@ VERDICTS = ("holds", "fails", "inconclusive")
 KINDS = ("paper", "check", "beyond the paper")
 # Standard errors of a difference of seed means counted as noise (about a 95% band).
 SPREAD_Z = 2.0
+# Relative float rounding below which a difference equals the margin (see :func:`compare`).
+ROUNDING = 1e-9
 
 
 def compare(diff: float, margin: float = 0.0, *, strict: bool = False) -> str:
@@ -47,7 +49,9 @@ def compare(diff: float, margin: float = 0.0, *, strict: bool = False) -> str:
     diff : float
         Measured difference in the claim's direction (e.g. PDSL's accuracy − a baseline's).
     margin : float
-        Tolerance plus seed spread (≥ 0): a ``|diff|`` up to it is inconclusive.
+        Tolerance plus seed spread (≥ 0): a ``|diff|`` up to it is inconclusive (a
+        ``|diff|`` within float rounding, :data:`ROUNDING`, of it counts as on it: a tie at
+        the tolerance of printed values is inconclusive, not decided by the last bit).
     strict : bool
         The claim is "greater than" rather than "at least": with no margin an exact tie
         fails instead of holding.
@@ -61,11 +65,14 @@ def compare(diff: float, margin: float = 0.0, *, strict: bool = False) -> str:
         raise ValueError(f"margin={margin!r} must be a number >= 0")
     if not np.isfinite(diff):
         return "inconclusive"
-    if margin == 0 and diff == 0:
+    # Printed values differ by exact multiples of their print unit, which floats do not keep
+    # (0.03 - 0.02 = 0.010000000000000009): a difference this close to the margin is on it.
+    slack = ROUNDING * max(1.0, abs(diff), margin) if np.isfinite(margin) else 0.0
+    if margin <= slack and abs(diff) <= slack:
         return "fails" if strict else "holds"
-    if diff > margin:
+    if diff > margin + slack:
         return "holds"
-    if diff < -margin:
+    if diff < -margin - slack:
         return "fails"
     return "inconclusive"
 
