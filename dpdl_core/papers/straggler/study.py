@@ -143,15 +143,17 @@ def figure(store=None, s: Study | None = None):
 
 def _stored_runs(store, s: Study) -> dict | None:
     """``(scheme, p) -> curve`` with ``hops``, ``accuracy`` (E, R) and ``mean_accuracy`` (the
-    fields the claims read), or None until every curve is stored."""
+    fields the claims read) and ``label`` (the data the curve ran on), or None until every
+    curve is stored."""
     out = {}
     for r in s.runs:
         if not store.has(r.hash):
             return None
-        _, hist = store.load_run(r.hash)
+        header, hist = store.load_run(r.hash)
         acc = hist[hist["metric"] == "test_acc"].pivot(index="round", columns="agent", values="value").sort_index()
         out[(r.work.spec["scheme"], r.work.spec["p"])] = SimpleNamespace(
-            hops=acc.index.to_numpy(), accuracy=acc.to_numpy(), mean_accuracy=acc.to_numpy().mean(axis=1))
+            hops=acc.index.to_numpy(), accuracy=acc.to_numpy(), mean_accuracy=acc.to_numpy().mean(axis=1),
+            label=header["meta"]["dataset_label"])
     return out
 
 
@@ -159,8 +161,9 @@ def claims(store=None, s: Study | None = None) -> pd.DataFrame:
     """The paper's statements about the lower panels (L223-233: skipping speeds training up
     under the gamma and Pareto II models, not clearly under the exponential one), judged by
     :func:`~dpdl_core.papers.straggler.figures.check_claims` on the stored curves (paired
-    runs, 2 SE). Empty until all six curves are stored. The Boston sanity band does not apply
-    to this data set and is left out."""
+    runs, 2 SE; the scope names the data the stored curves ran on). Empty until all six
+    curves are stored. The Boston sanity band does not apply to this data set and is left
+    out."""
     from ...claims import claims_frame
     from .figures import analytic_table, check_claims, lemma_tables
     from .latency import paper_models
@@ -171,8 +174,9 @@ def claims(store=None, s: Study | None = None) -> pd.DataFrame:
     if runs is None:
         return claims_frame([])
     settings, models = _paper_scale_settings(s), paper_models(chi=0.01)
+    labels = sorted({c.label for c in runs.values()})
     frame = check_claims(analytic_table(settings, PaperParams(), models), *lemma_tables(settings, models), runs,
-                         settings, models)
+                         settings, models, data_label="; ".join(labels))
     return frame[frame["id"].str.startswith(("speedup.", "no_speedup"))].reset_index(drop=True)
 
 
