@@ -2,9 +2,11 @@
 
 Each claim is a :class:`~dpdl_core.claims.ClaimSpec` quoting ``leasgd.txt``.
 "Fewer vectors per iteration" holds by construction (a leader-follower pair exchanges two
-vectors, so 2(m − n_f) < 2m whenever there is a follower) and is labelled so.
-``tests/test_claims_on_paper_numbers.py`` applies the Table 1 rules to
-``reference/leasgd_table1.csv``.
+vectors, so 2(m − n_f) < 2m whenever there is a follower) and is labelled so. "At equal ε"
+is ours, beyond the paper (Table 1 has no fixed-T_max column): the control for early
+stopping. ``tests/test_claims_on_paper_numbers.py`` applies the Table 1 rules to
+``reference/leasgd_table1.csv`` at the notebooks' tolerance and the "~30%" band to the
+abstract's 30%.
 """
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ import pandas as pd
 
 from ...claims import Claim, ClaimSpec, Comparison, difference_margin, margin_from_stats, margin_note
 
-__all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "tab01_claims"]
+__all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "saving_comparison",
+           "tab01_claims"]
 
 PAPER = "leasgd"
 PAIR = ("leasgd", "dp_dpsgd")
 CLAIMED_SAVING = 0.30  # abstract, L39
-# "~30%": a saving down to 5 pp below it still counts as the paper's.
+# "~30%": a saving within 5 pp of it is the paper's; the seed spread (2 SE of the saving over
+# seeds) widens the undecided band on both sides of that line.
 SAVING_TOL = 0.05
 # Figure 2(b): LEASGD lower at this share of the common range holds; below half fails.
 LOWER_SHARE = 0.9
@@ -47,8 +51,9 @@ FIG02_SPECS = {s.id: s for s in (
          "transmitted vectors holds, below 50% fails, in between inconclusive"),
     _fig("saving_30", "LEASGD reduces the communication cost by ~30%",
          "by reducing the communication cost by 30%percent3030\\%", "abstract (L39)",
-         f"1 - vectors(LEASGD) / vectors(D-PSGD) to reach the higher of the two final smoothed losses at least "
-         f"{CLAIMED_SAVING - SAVING_TOL:.0%} ('~30%')"),
+         f"saving = 1 - vectors(LEASGD) / vectors(D-PSGD) to reach the higher of the two final smoothed losses; "
+         f"|saving - {CLAIMED_SAVING:.0%}| plus 2 SE over seeds within {SAVING_TOL * 100:.0f} pp holds ('~30%'), "
+         f"minus 2 SE beyond {SAVING_TOL * 100:.0f} pp fails (too small or too large), in between inconclusive"),
 )}
 
 _T1 = "Table 1: MNIST and CIFAR-10, m in {5, 15}, private"
@@ -60,10 +65,11 @@ TAB01_SPECS = {s.id: s for s in (
               "LEASGD achieves better accuracy with less ϵitalic-ϵ\\epsilon than D-PSGD", "§4, Table 1", _T1,
               "accuracy at the best validation step of LEASGD at least D-PSGD's, per (dataset, m); within the "
               "tolerance plus 2 SE over seeds is inconclusive"),
-    ClaimSpec(PAPER, "tab01.accuracy_at_equal_epsilon", "at equal ε (fixed T_max) LEASGD's accuracy ≥ D-PSGD's",
-              "LEASGD achieves better accuracy with less ϵitalic-ϵ\\epsilon than D-PSGD", "§4, Table 1", _T1,
+    ClaimSpec(PAPER, "tab01.accuracy_at_equal_epsilon",
+              "beyond the paper: at equal ε (fixed T_max) LEASGD's accuracy ≥ D-PSGD's", "",
+              "beyond the paper (Table 1 has no equal-ε column)", _T1,
               "accuracy at T_max (both at the target epsilon) of LEASGD at least D-PSGD's, per (dataset, m); within "
-              "the tolerance plus 2 SE is inconclusive"),
+              "the tolerance plus 2 SE is inconclusive", kind="beyond the paper"),
     ClaimSpec(PAPER, "tab01.stable_in_m", "LEASGD's accuracy varies less as m grows",
               "the final accuracy of our algorithm does not vary greatly when the worker scale m𝑚m increases",
               "§4, Table 1", _T1, "|accuracy(largest m) - accuracy(smallest m)| of LEASGD at most D-PSGD's, per "
@@ -74,8 +80,20 @@ TAB01_SPECS = {s.id: s for s in (
 # Every claim of the paper, by id.
 SPECS = {**FIG02_SPECS, **TAB01_SPECS}
 
+
+def saving_comparison(saving: float, seed_savings=None) -> Comparison:
+    """"~30%" as a comparison: ``SAVING_TOL`` − |saving − 30%| (positive inside the band),
+    margin 2 SE of ``seed_savings`` (the saving of each seed's own curves; none or one seed:
+    no spread)."""
+    x = np.asarray([] if seed_savings is None else seed_savings, dtype=float)
+    se = float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
+    spread = f", {len(x)} seeds {', '.join(f'{100 * v:.1f}%' for v in x)}" if len(x) > 1 else ""
+    return Comparison(f"{100 * saving:.1f}% fewer vectors ({100 * (saving - CLAIMED_SAVING):+.1f} pp from "
+                      f"{100 * CLAIMED_SAVING:.0f}%{spread})", SAVING_TOL - abs(saving - CLAIMED_SAVING), 2 * se)
+
+
 def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str, pd.DataFrame],
-                 grid_points: int = 200) -> list[Claim]:
+                 grid_points: int = 200, seed_savings=None) -> list[Claim]:
     """Figure 2's claims.
 
     Parameters
@@ -88,6 +106,9 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         Training loss (mean over workers, not smoothed) per iteration (rows) and seed
         (columns): the (a) claims compare window means, their spread the minibatch noise
         and the seeds' (one seed still has the former, so a tie is not a failure).
+    seed_savings : sequence of float, optional
+        The saving of each seed's own curves: its spread is the "~30%" claim's margin
+        (:func:`saving_comparison`); without it the claim has no seed spread.
     """
     L, D = curves["leasgd"], curves["dp_dpsgd"]
     head = max(1, len(L) // 10)
@@ -107,7 +128,6 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
     spread = f"2 SE over {head} iterations x {'/'.join(map(str, sorted(set(n_seeds))))} seed(s)"
     fewer = per_iter["leasgd"] < per_iter["dp_dpsgd"]
     verdict_b = "holds" if share >= LOWER_SHARE else "fails" if share < 0.5 else "inconclusive"
-    gap = saving["saving"] - (CLAIMED_SAVING - SAVING_TOL)
     return [
         specs["fig02.fewer_vectors"].claim("holds" if fewer else "fails",
                                           f"{per_iter['leasgd']:.2f} vs {per_iter['dp_dpsgd']:.2f} per iteration",
@@ -116,9 +136,11 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         specs["fig02.lower_end"].judge([window(slice(-head, None), "last")], spread),
         specs["fig02.lower_per_vector"].claim(verdict_b, f"lower at {100 * share:.0f}% of {grid_points} points of the "
                                               "common range", "share thresholds 90% / 50% on the seed-mean curves"),
-        specs["fig02.saving_30"].judge([Comparison(f"{100 * saving['saving']:.1f}% fewer vectors to reach loss "
-                                                   f"{saving['target']:.4f}", gap)],
-                                       f"{100 * SAVING_TOL:.0f} pp below ~30%; no seed spread (seed-mean curves)"),
+        specs["fig02.saving_30"].judge(
+            [saving_comparison(saving["saving"], seed_savings)],
+            f"{100 * SAVING_TOL:.0f} pp either side of 30% (seed-mean curves) + "
+            + (f"2 SE over {len(seed_savings)} seeds' own savings" if seed_savings is not None and len(seed_savings) > 1
+               else "no seed spread")),
     ]
 
 
