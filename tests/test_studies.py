@@ -200,6 +200,8 @@ def test_straggler_study_judges_the_lower_panel_claims_once_every_curve_is_store
     assert sorted(frame["id"]) == ["no_speedup_exponential", "speedup.gamma", "speedup.lomax"]
     assert frame["verdict"].isin(["holds", "fails", "inconclusive"]).all()
     assert frame["tolerance"].str.contains("2 SE over 4 paired runs").all()
+    # The scope names the data the curves ran on (the study's: California housing, d = 8).
+    assert frame["scope"].str.contains("California housing").all() and not frame["scope"].str.contains("Boston").any()
 
 
 def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
@@ -219,3 +221,99 @@ def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
     assert r.found(store) == twin.hash and st.status(store)["stored"].all()
     assert verify_store(st, store) == 1
     assert run_study(st, root=tmp_path, log=lambda line: None) == 0
+
+
+def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]]) -> pd.DataFrame:
+    """The rows of the DPDL study's ``table()`` for one cell, from per-seed accuracies (%)."""
+    from dpdl_core.algorithms import display_name
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    eps = dpdl.MNIST["epsilon"] if dataset == "mnist" else dpdl.CIFAR["epsilon"]
+    rows = []
+    for alg, acc in accuracies.items():
+        paper, paper_std = dpdl._paper_cell(dataset, alg, eps)
+        rows.append({"algorithm": display_name(alg), "ours (%)": float(np.mean(acc)), "accountant eps": 1.0,
+                     "paper (%)": paper, "paper std": paper_std, "_dataset": dataset, "_setting": "paper_hp",
+                     "_mode": mode, "_algorithm": alg, "_values": acc})
+    return pd.DataFrame(rows)
+
+
+def test_dpdl_study_best_is_inconclusive_until_the_cells_row_is_complete():
+    """CIFAR-10's cell without the paper's runner-up (DP-NETFLEET) decides nothing, however far
+    ahead DPDL is of the baselines stored; complete, it is judged, naming the baselines it
+    compared (MUFFLIATO is not in the study's CIFAR-10 cell)."""
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    first = {"dpdl": [64.0, 64.2, 63.8], "dp_cga": [50.0, 50.5, 49.5], "dp_dpsgd": [40.0]}
+    best = [c for c in dpdl.claims(_dpdl_tab("cifar10", "paper_noise", first)) if c.id == "tab02.best"]
+    assert len(best) == 1 and best[0].verdict == "inconclusive"
+    assert "not yet run: DP-NETFLEET" in best[0].evidence["why"]
+    complete = {**first, "dp_netfleet": [52.0]}
+    best = [c for c in dpdl.claims(_dpdl_tab("cifar10", "paper_noise", complete)) if c.id == "tab02.best"][0]
+    assert best.verdict == "holds" and best.where == "§VI-C2, Table II"
+    assert "baselines compared: DP-CGA, DP-DPSGD, DP-NETFLEET (MUFFLIATO not in this study's cell)" in \
+        best.evidence["why"]
+    assert "DP-CGA 56.4 (best of DP-CGA, DP-DPSGD, DP-NETFLEET)" in best.evidence["paper"]
+    # MNIST: a baseline not yet stored leaves the verdict open even when DPDL trails (no early "fails").
+    behind = {"dpdl": [94.0], "dp_cga": [97.0], "dp_netfleet": [92.0]}
+    best = [c for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", behind)) if c.id == "tab01.best"][0]
+    assert best.verdict == "inconclusive" and "not yet run: MUFFLIATO, DP-DPSGD" in best.evidence["why"]
+    full = {**behind, "muffliato": [90.0], "dp_dpsgd": [90.0]}
+    assert [c.verdict for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", full)) if c.id == "tab01.best"] == \
+        ["fails"]
+
+
+def test_dpdl_study_checks_the_papers_value_under_paper_noise_only():
+    """The paper's accuracy was produced under its own noise: at equal ε there is nothing to
+    compare it with."""
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    cell = {"dpdl": [95.0], "dp_cga": [90.0], "dp_netfleet": [91.0], "muffliato": [86.0], "dp_dpsgd": [84.0]}
+    ids = lambda mode: [c.id for c in dpdl.claims(_dpdl_tab("mnist", mode, cell))]
+    assert ids("paper_noise") == ["tab01.best", "Table I.dpdl_value"]
+    assert ids("equal_eps") == ["tab01.best"]
+    check = dpdl.claims(_dpdl_tab("mnist", "paper_noise", cell))[1]
+    assert check.kind == "check" and check.where == "§VI-C1, Table I" and check.verdict == "holds"
+
+
+def test_dpdl_study_runs_the_cifar10_runner_up_after_every_mnist_run():
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    st = dpdl.study()
+    runner_up = dpdl.PAIR_BASELINES["cifar10"][1]
+    cifar = {r.tags["algorithm"] for r in st.runs if r.tags["dataset"] == "cifar10"}
+    assert cifar == set(dpdl.CELL_ALGORITHMS["cifar10"]) and runner_up in cifar
+    last_mnist = max(r.priority for r in st.runs if r.tags["dataset"] == "mnist")
+    added = [r for r in st.runs if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up]
+    assert sorted(r.tags["seed"] for r in added) == [0, 1, 2]
+    assert all(r.priority > last_mnist for r in added)
+    order = [r.key for r in st.ordered()]
+    assert order.index(f"cifar10/paper_hp/paper_noise/{runner_up}/seed0") < order.index(
+        "cifar10/paper_hp/paper_noise/dpdl/seed1")
+
+
+def test_studies_md_states_each_studys_run_count():
+    import re
+
+    text = (ROOT / "docs" / "studies.md").read_text()
+    for paper in PAPERS:
+        m = re.search(rf"\(`dpdl_core/papers/{paper}/study.py`, (\d+) runs", text)
+        assert m, f"docs/studies.md has no heading for the {paper} study"
+        assert int(m.group(1)) == len(load_study(paper).runs), f"docs/studies.md: the {paper} study's run count"
+
+
+def test_the_answer_never_says_a_by_construction_claim_holds_unless_it_does():
+    """The straggler paper's "similar across latency models" is inconclusive by construction:
+    the last table says "by construction; not evidence" beside its actual status."""
+    from dpdl_core.answer import COLUMNS, answer_markdown
+
+    row = {c: "" for c in COLUMNS}
+    claims = pd.DataFrame([{**row, "paper": "straggler", "id": "similar_across_models", "verdict": "inconclusive",
+                            "kind": "paper"}], columns=COLUMNS)
+    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left"])
+    text = answer_markdown(claims, progress)
+    line = [x for x in text.splitlines() if "| straggler | similar_across_models |" in x][0]
+    assert line.endswith("| inconclusive: 1 (by construction; not evidence) |")
+    fewer = [x for x in text.splitlines() if "| leasgd | fig02.fewer_vectors |" in x][0]
+    assert fewer.endswith("| not judged yet (by construction; not evidence) |")
+    assert "holds by construction" not in text
