@@ -300,3 +300,49 @@ def test_split_runs(housing):
     again = split_runs(housing, 2, seed=1)
     np.testing.assert_array_equal(again.x_test[0], s.x_test[1])  # run r uses seed + r
     assert not np.array_equal(s.x_test[0], s.x_test[1])
+
+
+def _curves(per_update, n_runs=1, noise=0.0, hops=np.arange(0, 10_001, 100), p=0.0, seed=0):
+    """Accuracy per hop of a curve that depends on the updates only ((1 - p) per hop)."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(seed)
+    acc = per_update((1 - p) * hops)[:, None] + rng.normal(0, noise, (len(hops), n_runs))
+    return SimpleNamespace(hops=hops, accuracy=acc, mean_accuracy=acc.mean(axis=1))
+
+
+def test_measured_speedup_recovers_the_horizontal_gap():
+    """The speed-up is the latency no skipping needs to the target over the latency skipping
+    needs: on noiseless curves (accuracy a function of updates) with a per-hop latency that
+    makes skipping k times faster per update, it is k, and the target is TARGET_FRACTION of the
+    way from the start to the lower final accuracy."""
+    from dpdl_core.papers.straggler.claims import TARGET_FRACTION
+    from dpdl_core.papers.straggler.figures import measured_speedup
+
+    acc = lambda u: 0.5 + 0.3 * (1 - np.exp(-u / 3000))
+    base = _curves(acc)
+    for p, k in ((0.5, 3.0), (0.7, 0.8)):
+        skip = _curves(acc, p=p)
+        sp = measured_speedup(base, 1.0, skip, (1 - p) / k)
+        assert sp.factor == pytest.approx(k, rel=0.01)
+        assert sp.target == pytest.approx(0.5 + TARGET_FRACTION * (acc((1 - p) * 10_000) - 0.5))
+        assert sp.log_se == math.inf  # one run: no spread
+    flat = _curves(lambda u: 0.5 + 0 * u)
+    assert math.isnan(measured_speedup(flat, 1.0, flat, 1.0).factor)  # nothing learnt: no target
+
+
+def test_measured_speedup_bootstrap_is_paired_and_seeded():
+    """The bootstrap resamples run indices jointly: curves that differ from the base only by a
+    shift of the latency axis have the same noise in every run, so the factor has no spread;
+    independent noise gives one. The same seed gives the same SE; unpaired curves are refused."""
+    from dpdl_core.papers.straggler.figures import measured_speedup
+
+    acc = lambda u: 0.5 + 0.3 * (1 - np.exp(-u / 3000))
+    base = _curves(acc, n_runs=20, noise=0.02, seed=1)
+    same = measured_speedup(base, 1.0, base, 0.5)
+    assert same.factor == pytest.approx(2.0) and same.log_se == pytest.approx(0.0, abs=1e-12)
+    other = _curves(acc, n_runs=20, noise=0.02, seed=2)
+    a, b = measured_speedup(base, 1.0, other, 0.5, seed=3), measured_speedup(base, 1.0, other, 0.5, seed=3)
+    assert 0 < a.log_se < 1 and a == b and a.low < a.factor < a.high
+    with pytest.raises(ValueError, match="paired"):
+        measured_speedup(base, 1.0, _curves(acc, n_runs=5, noise=0.02), 0.5)

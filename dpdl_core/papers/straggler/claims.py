@@ -2,33 +2,56 @@
 consistency checks, as :class:`~dpdl_core.claims.ClaimSpec` s; the rules run in
 :func:`~dpdl_core.papers.straggler.figures.check_claims`.
 
-"Clear speed-up" and "no clear speed-up" share one threshold, :data:`NO_SPEEDUP`, on the
-accuracy gain at a common latency, and are mirror images (:func:`speedup_comparison`): a
-speed-up is clear when the gain minus 2 SE is above it, not clear when the gain plus 2 SE is
-below it, and undecided in between, so fewer runs give *inconclusive*, never an easier
-*holds* for either. "Trade-offs look similar across latency models" is *inconclusive* by
-construction (Theorems 1–3 do not depend on the latency model, so our upper panels are
-identical curves; the paper gives no criterion for "similar").
+"Clear speed-up" and "no clear speed-up" are judged on the paper's own measure, the horizontal
+gap between the lower panels' curves (test accuracy against Lemma 1 latency): the **speed-up
+factor** of skipping probability p over no skipping (p = 1e-4), the latency the no-skipping
+mean curve needs to reach a target accuracy divided by the latency the skipping mean curve
+needs (:func:`~dpdl_core.papers.straggler.figures.measured_speedup`). The target is
+:data:`TARGET_FRACTION` of the way from the accuracy at latency 0 to the lower of the two
+curves' final accuracies. Its spread is a bootstrap over the paired runs (run indices
+resampled jointly for both curves, :data:`BOOTSTRAP_RESAMPLES` resamples, seeded), as the
+standard error of the log factor. Both claims share one line, :data:`SPEEDUP_LINE`, and are
+mirror images (:func:`speedup_comparison`): a speed-up is clear when the factor divided by
+exp(2 SE) is above the line, not clear when the factor times exp(2 SE) is below it, and
+undecided in between, so fewer runs give *inconclusive*, never an easier *holds* for
+either. The accuracy gain at a common latency is shown beside it as secondary evidence, not
+judged. "Trade-offs look similar across latency models" is *inconclusive* by construction
+(Theorems 1–3 do not depend on the latency model, so our upper panels are identical
+curves; the paper gives no criterion for "similar").
 
 The lower panels' scope names the data of the run (:func:`lower_scope`): the paper's [39] is
 California housing (d = 8, the study's data); the notebooks fall back to the Boston file.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
-from ...claims import ClaimSpec, Comparison
+from ...claims import SPREAD_Z, ClaimSpec, Comparison
 
-__all__ = ["DATA_PLACEHOLDER", "NO_SPEEDUP", "SPECS", "lower_scope", "speedup_comparison"]
+__all__ = ["BOOTSTRAP_RESAMPLES", "DATA_PLACEHOLDER", "SPECS", "SPEEDUP_LINE", "TARGET_FRACTION", "lower_scope",
+           "speedup_comparison"]
 
 PAPER = "straggler"
-# An accuracy gain at equal latency of 3 pp is the line between "no clear" and "clear"
-# speed-up: the spec's own band of agreement for this accuracy (its §5 sanity band, ±0.03).
-NO_SPEEDUP = 0.03
+# The line between "no clear" and "clear" speed-up, as a factor of latency to the same accuracy.
+# The paper's own cases: Lemma 2 predicts 0.99x and 0.98x (p = 1/2, 7/10) for the exponential
+# model, where the text sees no clear speed-up, and 3.60x / 5.50x (gamma), 1.33x / 1.36x
+# (Pareto II), where it sees a clear one. The line is the geometric mean of the largest "not
+# clear" and the smallest "clear" of them, sqrt(0.99 x 1.33) = 1.148, rounded to 1.15: equally
+# far (as a ratio) from both, and judged on the log scale where it sits in the middle.
+SPEEDUP_LINE = 1.15
+# Target accuracy of the speed-up: this fraction of the way from the accuracy at latency 0 to
+# the lower of the two curves' final accuracies. Both mean curves reach it inside their range
+# (crossings interpolated between evaluations, never read off the end point that also sets
+# the target), and it is as high as that allows: the curves rise slowly, so the latency to
+# a target near the start is dominated by the noise of the mean curve.
+TARGET_FRACTION = 0.9
+# Bootstrap of the speed-up: resamples of the paired runs (run indices drawn jointly for both curves).
+BOOTSTRAP_RESAMPLES = 1000
 _UPPER = "upper panels (Theorems 1-3), every p in {1e-4, 1/2, 7/10}"
 # Replaced by the data of the run when a claim is judged (:func:`lower_scope`).
 DATA_PLACEHOLDER = "the housing data of the run"
-_LOWER = f"lower panels: SS-Rand-Ring, {DATA_PLACEHOLDER}, paired runs at a common Lemma 1 latency"
+_LOWER = f"lower panels: SS-Rand-Ring, {DATA_PLACEHOLDER}, paired runs, speed-up to a common accuracy"
 
 
 def _spec(id_, statement, quote, where, scope, rule, kind="paper", by_construction=False) -> ClaimSpec:
@@ -75,13 +98,17 @@ SPECS = {s.id: s for s in (
     _spec("no_speedup_exponential", "no clear speed-up from skipping for the exponential model",
           "We observe that skipping achieves a clear speed-up compared to no skipping, except for the exponential "
           "delay model", "Sec. VI-B, L233", _LOWER + ", exponential model",
-          f"every skipping p: accuracy gain over p=1e-4 plus 2 SE below {NO_SPEEDUP} holds; gain minus 2 SE above it "
-          "(a clear speed-up) fails; otherwise (e.g. too few runs) inconclusive"),
+          f"every skipping p: speed-up factor over p=1e-4 (latency to {TARGET_FRACTION:.0%} of the way from the "
+          f"start to the lower final accuracy) times exp(2 SE) below {SPEEDUP_LINE}x holds; divided by exp(2 SE) "
+          "above it (a clear speed-up) fails; otherwise (e.g. too few runs) inconclusive; SE: bootstrap of the log "
+          "factor over the paired runs"),
     *(_spec(f"speedup.{k}", f"skipping gives a clear speed-up ({label})",
             "We observe that skipping achieves a clear speed-up compared to no skipping, except for the exponential "
             "delay model", "Sec. VI-B, L233", f"{_LOWER}, {label}",
-            f"every skipping p: accuracy gain over p=1e-4 minus 2 SE above {NO_SPEEDUP} holds; gain plus 2 SE below "
-            "it (no clear speed-up) fails; otherwise (e.g. too few runs) inconclusive")
+            f"every skipping p: speed-up factor over p=1e-4 (latency to {TARGET_FRACTION:.0%} of the way from the "
+            f"start to the lower final accuracy) divided by exp(2 SE) above {SPEEDUP_LINE}x holds; times exp(2 SE) "
+            "below it (no clear speed-up) fails; otherwise (e.g. too few runs) inconclusive; SE: bootstrap of the "
+            "log factor over the paired runs")
       for k, label in (("gamma", "gamma (shape 1/4, scale 1)"), ("lomax", "Pareto II (shape 3, scale 2)"))),
     _spec("lemma1_monte_carlo", "Lemma 1: Monte Carlo latency of Algorithm 1 matches the closed form", "", "spec §2",
           "every (model, p)", "every |z| < 3 (3 standard errors)", kind="check"),
@@ -90,14 +117,19 @@ SPECS = {s.id: s for s in (
 )}
 
 
-def speedup_comparison(label: str, gain: float, se: float, clear: bool) -> Comparison:
-    """One skipping p of a lower-panel claim: ``gain`` (accuracy at p minus at p = 1e-4, at a
-    common latency) against :data:`NO_SPEEDUP`, margin 2 ``se``. ``clear``: the claim is "a
-    clear speed-up" (positive when the gain is above the line), else "no clear speed-up"
-    (positive below it); the two verdicts of one gain are each other's mirror image (a gain
-    exactly on the line with no spread is not a clear speed-up)."""
-    diff = gain - NO_SPEEDUP
-    return Comparison(label, diff if clear else -diff, 2 * se, strict=clear)
+def speedup_comparison(label: str, speedup: float, log_se: float, clear: bool) -> Comparison:
+    """One skipping p of a lower-panel claim: the measured ``speedup`` factor (latency of
+    p = 1e-4 / latency of p to the same accuracy) against :data:`SPEEDUP_LINE` on the log
+    scale, margin :data:`~dpdl_core.claims.SPREAD_Z` (2) × ``log_se``, the standard error of
+    log ``speedup``. ``clear``: the claim is "a clear speed-up" (positive when the factor is
+    above the line), else "no clear speed-up" (positive below it); the two verdicts of one
+    factor are each other's mirror image (a factor exactly on the line with no spread is not
+    a clear speed-up). An undefined factor (NaN, not positive) or spread (infinite: one run)
+    is inconclusive."""
+    ok = math.isfinite(speedup) and speedup > 0
+    diff = math.log(speedup / SPEEDUP_LINE) if ok else math.nan
+    margin = SPREAD_Z * log_se if log_se >= 0 else math.inf
+    return Comparison(label, diff if clear else -diff, margin, strict=clear)
 
 
 def lower_scope(spec: ClaimSpec, data_label: str) -> ClaimSpec:
