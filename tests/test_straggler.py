@@ -346,3 +346,29 @@ def test_measured_speedup_bootstrap_is_paired_and_seeded():
     assert 0 < a.log_se < 1 and a == b and a.low < a.factor < a.high
     with pytest.raises(ValueError, match="paired"):
         measured_speedup(base, 1.0, _curves(acc, n_runs=5, noise=0.02), 0.5)
+
+
+def test_lemma2_gap_is_one_on_curves_that_depend_on_updates_only():
+    """Curves that are one function of the token updates give measured / Lemma 2 = 1 and no
+    gap at equal updates; a skipping curve that learns half as fast per update gives about
+    1/2 (at the target, 90% of the way to its lower final accuracy) and a negative gap. The
+    ratio equals the latency factor over Lemma 2's for any latency per hop."""
+    from dpdl_core.papers.straggler import study as S
+    from dpdl_core.papers.straggler.figures import measured_speedup
+
+    acc = lambda u: 0.5 + 0.3 * (1 - np.exp(-u / 3000))
+    hops = np.arange(0, 20_001, 100)
+    runs = {("ss_rand_ring", 1e-4): _curves(acc, n_runs=3, hops=hops, p=1e-4),
+            ("ss_rand_ring", 0.5): _curves(acc, n_runs=3, hops=hops, p=0.5)}
+    gap = S.lemma2_gap(runs=runs)
+    assert len(gap) == 1 and gap["p"].item() == 0.5
+    assert gap["measured / Lemma 2"].item() == pytest.approx(1.0, rel=0.01)
+    assert all(abs(float(g)) < 0.05 for g in gap["gap at equal updates (pp)"].item().split(", "))
+    slow = {**runs, ("ss_rand_ring", 0.5): _curves(lambda u: acc(u / 2), n_runs=3, hops=hops, p=0.5)}
+    gap = S.lemma2_gap(runs=slow)
+    assert gap["measured / Lemma 2"].item() == pytest.approx(0.5, rel=0.05)
+    assert all(float(g) < 0 for g in gap["gap at equal updates (pp)"].item().split(", "))
+    base_hop, skip_hop = 1.0, 0.2  # any latency model: factor / Lemma 2 is the same number
+    lemma2 = (base_hop / (1 - 1e-4)) / (skip_hop / (1 - 0.5))
+    factor = measured_speedup(slow[("ss_rand_ring", 1e-4)], base_hop, slow[("ss_rand_ring", 0.5)], skip_hop).factor
+    assert factor / lemma2 == pytest.approx(gap["measured / Lemma 2"].item(), rel=1e-9)

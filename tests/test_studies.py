@@ -263,6 +263,20 @@ def test_dpdl_study_best_is_inconclusive_until_the_cells_row_is_complete():
         ["fails"]
 
 
+def test_dpdl_study_best_states_the_accountants_eps_of_both_sides():
+    """Under paper noise the note says whether the accountant puts both sides at one ε;
+    at equal ε it says so."""
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    cell = {"dpdl": [95.0], "dp_cga": [97.0], "dp_netfleet": [91.0], "muffliato": [86.0], "dp_dpsgd": [84.0]}
+    why = lambda tab: [c for c in dpdl.claims(tab) if c.id == "tab01.best"][0].evidence["why"]
+    tab = _dpdl_tab("mnist", "paper_noise", cell)
+    assert "paper noise: accountant eps 1 for both DPDL and DP-CGA" in why(tab)
+    tab.loc[tab["_algorithm"] == "dp_cga", "accountant eps"] = 2.5
+    assert "paper noise, not equal privacy: accountant eps DPDL 1, DP-CGA 2.5" in why(tab)
+    assert "; equal eps" in why(_dpdl_tab("mnist", "equal_eps", cell))
+
+
 def test_dpdl_study_checks_the_papers_value_under_paper_noise_only():
     """The paper's accuracy was produced under its own noise: at equal ε there is nothing to
     compare it with."""

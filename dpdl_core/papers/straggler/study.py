@@ -19,7 +19,7 @@ from ...studies import Job, Study, StudyRun
 from .figures import PROBABILITIES
 from .theorems import SCHEMES, PaperParams
 
-__all__ = ["CURVE_FUNCTION", "curve_spec", "study", "token_ring_curve"]
+__all__ = ["CURVE_FUNCTION", "curve_spec", "lemma2_gap", "study", "token_ring_curve"]
 
 CURVE_FUNCTION = "dpdl_core.papers.straggler.study:token_ring_curve"
 # Measured here: about 6 s per 1,000 hops for 100 runs with batches of 100 on one core.
@@ -202,4 +202,53 @@ def answer(store=None) -> pd.DataFrame:
                                        for c in cells),
                      "verdict": r.verdict, "why": r.evidence.split(":")[0] + f" ({r.tolerance})",
                      "tolerance": r.tolerance, "kind": r.kind})
+    return pd.DataFrame(rows)
+
+
+# Fractions of the way through the skipping curve at which the two curves are compared at an
+# equal number of token updates (the curve's start is left out: both are the same model there).
+EQUAL_UPDATE_POINTS = (0.25, 0.5, 0.75, 1.0)
+
+
+def lemma2_gap(store=None, s: Study | None = None, *, runs: dict | None = None) -> pd.DataFrame:
+    """How far the measured speed-ups sit from Lemma 2's, and why that is one number per p.
+
+    Every latency model rescales the *same* stored hop curves by its latency per hop, so a
+    measured factor over Lemma 2's (time per update at p = 10⁻⁴ over that at p) is the same
+    for the three models: the factor on the axis of token updates (hops × (1 − p)), no
+    skipping's updates to the target over skipping's. Lemma 2 predicts 1, since an update
+    is the same step whatever p (step ζ/√c with c counting updates, same noise, uniform
+    node). Per scheme and skipping p: that ratio with its bootstrap 2 SE range (as the
+    claims'), and the paired accuracy difference at equal updates (skipping minus no
+    skipping, no skipping interpolated), at :data:`EQUAL_UPDATE_POINTS` of the skipping
+    curve, with its largest |z| (SE over the runs). Empty until all six curves are stored.
+    ``runs``: ``(scheme, p) -> curve`` as the store gives them (for tests), instead of the store."""
+    from .figures import measured_speedup
+
+    s = s or study()
+    if runs is None:
+        runs = _stored_runs(store or s.store(), s)
+    if runs is None:
+        return pd.DataFrame(columns=["scheme", "p", "measured / Lemma 2", "2 SE range", "gap at equal updates (pp)",
+                                     "largest |z|"])
+    base_p = min(p for _, p in runs)
+    rows = []
+    for (scheme, p), other in runs.items():
+        if p == base_p:
+            continue
+        base = runs[(scheme, base_p)]
+        ratio = measured_speedup(base, 1 - base_p, other, 1 - p, seed=s.runs[0].work.spec["seed"])
+        gaps, zs = [], []
+        for frac in EQUAL_UPDATE_POINTS:
+            i = int(round(frac * (len(other.hops) - 1)))
+            updates = other.hops[i] * (1 - p)
+            at_base = np.array([np.interp(updates, base.hops * (1 - base_p), col) for col in base.accuracy.T])
+            diff = other.accuracy[i] - at_base
+            gaps.append(100 * diff.mean())
+            se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.inf
+            zs.append(diff.mean() / se if se > 0 else (0.0 if diff.mean() == 0 else np.inf))
+        rows.append({"scheme": scheme, "p": p, "measured / Lemma 2": ratio.factor,
+                     "2 SE range": f"{ratio.low:.2f}-{ratio.high:.2f}",
+                     "gap at equal updates (pp)": ", ".join(f"{g:+.2f}" for g in gaps),
+                     "largest |z|": float(np.max(np.abs(zs)))})
     return pd.DataFrame(rows)
