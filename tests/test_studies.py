@@ -248,7 +248,11 @@ def test_dpdl_study_best_is_inconclusive_until_the_cells_row_is_complete():
     best = [c for c in dpdl.claims(_dpdl_tab("cifar10", "paper_noise", first)) if c.id == "tab02.best"]
     assert len(best) == 1 and best[0].verdict == "inconclusive"
     assert "not yet run: DP-NETFLEET" in best[0].evidence["why"]
-    complete = {**first, "dp_netfleet": [52.0]}
+    one_seed = [c for c in dpdl.claims(_dpdl_tab("cifar10", "paper_noise", {**first, "dp_netfleet": [52.0]}))
+                if c.id == "tab02.best"][0]
+    assert one_seed.verdict == "inconclusive" and "on 3/1 seeds" in one_seed.evidence["why"]
+    assert "seeds 1 and 2 of both are in the study" in one_seed.evidence["why"]
+    complete = {**first, "dp_netfleet": [52.0, 51.0]}
     best = [c for c in dpdl.claims(_dpdl_tab("cifar10", "paper_noise", complete)) if c.id == "tab02.best"][0]
     assert best.verdict == "holds" and best.where == "§VI-C2, Table II"
     assert "baselines compared: DP-CGA, DP-DPSGD, DP-NETFLEET (MUFFLIATO not in this study's cell)" in \
@@ -260,7 +264,14 @@ def test_dpdl_study_best_is_inconclusive_until_the_cells_row_is_complete():
     assert best.verdict == "inconclusive" and "not yet run: MUFFLIATO, DP-DPSGD" in best.evidence["why"]
     full = {**behind, "muffliato": [90.0], "dp_dpsgd": [90.0]}
     assert [c.verdict for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", full)) if c.id == "tab01.best"] == \
+        ["inconclusive"]  # one seed of each side of the pair: no spread to judge with
+    seeded = {**full, "dpdl": [94.0, 94.4], "dp_cga": [97.0, 96.8]}
+    assert [c.verdict for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", seeded)) if c.id == "tab01.best"] == \
         ["fails"]
+    # A best baseline outside the seeded pair is named as needing seeds.
+    muff = {**seeded, "dp_cga": [80.0, 80.0], "muffliato": [98.0]}
+    why = [c for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", muff)) if c.id == "tab01.best"][0].evidence["why"]
+    assert "MUFFLIATO needs seeds 1 and 2 too" in why
 
 
 def test_dpdl_study_best_states_the_accountants_eps_of_both_sides():
