@@ -228,3 +228,15 @@ def test_notebooks_do_not_override_the_worker_count():
         for cell in cells:
             src = "".join(cell["source"]) if cell["cell_type"] == "code" else ""
             assert not re.search(r"\bworkers\s*=\s*\d", src), f"{nb.relative_to(ROOT)} hard-codes workers"
+
+
+def test_every_notebook_cell_has_a_unique_id():
+    """nbformat 4.5 cells carry ids (a cell without one is a warning now and an error in
+    future nbformat versions, under nbval and papermill alike)."""
+    for nb in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        doc = json.loads(nb.read_text())
+        ids = [cell.get("id") for cell in doc["cells"]]
+        name = nb.relative_to(ROOT)
+        if (doc["nbformat"], doc["nbformat_minor"]) >= (4, 5):
+            assert None not in ids, f"{name}: a cell has no id"
+            assert len(set(ids)) == len(ids), f"{name}: two cells share an id"
