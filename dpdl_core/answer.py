@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["BEGIN", "END", "answer_markdown", "answer_rows", "readme_block", "write_answer"]
@@ -67,9 +68,13 @@ def _cell(text) -> str:
 
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     """The short table for the README's first screen: the papers' own claims (our checks and
-    controls are in docs/answer.md)."""
+    controls, and claims that hold by construction, are in docs/answer.md)."""
+    every = paper_claims()
+    built = set(zip(every.loc[every["by_construction"], "paper"], every.loc[every["by_construction"], "id"]))
+    evidence = [(p, i) not in built for p, i in zip(claims["paper"], claims["id"])]
+    shown = claims[(claims["kind"] == "paper").to_numpy() & np.array(evidence, dtype=bool)]
     lines = ["| paper | claim (where; setting) | paper | ours | verdict | why |", "|---|---|---|---|---|---|"]
-    for r in claims[claims["kind"] == "paper"].itertuples():
+    for r in shown.itertuples():
         lines.append(f"| {r.paper} | {_cell(r.claim)} ({_cell(r.where)}; {_cell(r.setting)}) | {_cell(r.paper_value)} | "
                      f"{_cell(r.ours)} | {VERDICT_MARK[r.verdict]} | {_cell(r.why)} |")
     done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())

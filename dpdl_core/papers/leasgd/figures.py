@@ -41,8 +41,8 @@ from .privacy import early_stopping, total_epsilon
 
 __all__ = [
     "COMM_NAME", "FIG02_NAME", "TAB01_NAME", "CommSettings", "Fig02Settings", "Tab01Scale", "Tab01Settings",
-    "communication_all_algorithms", "communication_saving", "configs", "fig02_mnist_communication",
-    "tab01_accuracy_epsilon",
+    "communication_all_algorithms", "communication_saving", "configs", "fig02_analysis", "fig02_figure",
+    "fig02_mnist_communication", "tab01_accuracy_epsilon", "tab01_analysis",
 ]
 
 PAPER = "leasgd"
@@ -182,6 +182,52 @@ def _seed_savings(wide: pd.DataFrame, smooth: int) -> list[float]:
     return out
 
 
+def fig02_analysis(configs, smooth: int, store: ResultStore) -> tuple[dict, dict, list, str]:
+    """Figure 2's curves, saving and claims from the stored runs of ``configs`` (both
+    algorithms, any seeds; nothing is computed).
+
+    Returns
+    -------
+    curves : {"leasgd": df, "dp_dpsgd": df}
+        Seed means per iteration: ``vectors`` (cumulative), ``loss`` (smoothed over
+        ``smooth`` iterations), ``raw_loss``.
+    saving : dict
+        :func:`communication_saving` of ``curves``.
+    claims : list of Claim
+        :func:`~dpdl_core.papers.leasgd.claims.fig02_claims`.
+    label : str
+        The data the runs used.
+    """
+    df, label = load_histories(configs, store, ["train_loss_mean", "vectors_sent"])
+    wide = df.pivot_table(index=["algorithm", "seed", "round"], columns="metric", values="value").reset_index()
+    curves, seeds = {}, {}
+    for alg in PAIR:
+        runs = wide[wide["algorithm"] == alg]
+        mean = runs.groupby("round")[["train_loss_mean", "vectors_sent"]].mean()
+        curves[alg] = pd.DataFrame({"vectors": mean["vectors_sent"], "loss": _smooth(mean["train_loss_mean"], smooth),
+                                    "raw_loss": mean["train_loss_mean"]})
+        seeds[alg] = runs.pivot(index="round", columns="seed", values="train_loss_mean")
+    saving = communication_saving(curves)
+    claims = fig02_claims(curves, saving, seeds, seed_savings=_seed_savings(wide, smooth))
+    return curves, saving, claims, label
+
+
+def fig02_figure(curves: dict, saving: dict, s: Fig02Settings):
+    """Figure 2's two panels from :func:`fig02_analysis`' curves and saving."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for alg in PAIR:
+        c = curves[alg]
+        axes[0].plot(c.index, c["loss"], color=COLORS[alg], lw=1.3, label=PAPER_NAMES[alg])
+        axes[1].plot(c["vectors"], c["loss"], color=COLORS[alg], lw=1.3, label=PAPER_NAMES[alg])
+    axes[1].axhline(saving["target"], color="0.5", lw=0.8, ls=":")
+    axes[0].set(xlabel="iteration", ylabel="average training loss", title="(a) loss vs iteration")
+    axes[1].set(xlabel="transmitted vectors", title="(b) loss vs transmitted vectors")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.suptitle(f"LEASGD Figure 2: MNIST, non-private, m = {s.n_agents}", fontsize=10)
+    return fig
+
+
 def fig02_mnist_communication(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
     """Figure 2 at ``profile``: run, draw, save ``figures/leasgd_fig02_mnist_communication``.
 
@@ -197,28 +243,8 @@ def fig02_mnist_communication(profile: str, workers: int | None = None, store: R
     configs = s.configs()
     store = store or ResultStore()
     run_sweep(configs, store=store, workers=_workers(profile, workers))
-    df, label = load_histories(configs, store, ["train_loss_mean", "vectors_sent"])
-    wide = df.pivot_table(index=["algorithm", "seed", "round"], columns="metric", values="value").reset_index()
-    curves, seeds = {}, {}
-    for alg in PAIR:
-        runs = wide[wide["algorithm"] == alg]
-        mean = runs.groupby("round")[["train_loss_mean", "vectors_sent"]].mean()
-        curves[alg] = pd.DataFrame({"vectors": mean["vectors_sent"], "loss": _smooth(mean["train_loss_mean"], s.smooth),
-                                    "raw_loss": mean["train_loss_mean"]})
-        seeds[alg] = runs.pivot(index="round", columns="seed", values="train_loss_mean")
-    saving = communication_saving(curves)
-    claims = fig02_claims(curves, saving, seeds, seed_savings=_seed_savings(wide, s.smooth))
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    for alg in PAIR:
-        c = curves[alg]
-        axes[0].plot(c.index, c["loss"], color=COLORS[alg], lw=1.3, label=PAPER_NAMES[alg])
-        axes[1].plot(c["vectors"], c["loss"], color=COLORS[alg], lw=1.3, label=PAPER_NAMES[alg])
-    axes[1].axhline(saving["target"], color="0.5", lw=0.8, ls=":")
-    axes[0].set(xlabel="iteration", ylabel="average training loss", title="(a) loss vs iteration")
-    axes[1].set(xlabel="transmitted vectors", title="(b) loss vs transmitted vectors")
-    for ax in axes:
-        ax.legend(fontsize=8)
-    fig.suptitle(f"LEASGD Figure 2: MNIST, non-private, m = {s.n_agents}", fontsize=10)
+    curves, saving, claims, label = fig02_analysis(configs, s.smooth, store)
+    fig = fig02_figure(curves, saving, s)
     note = (f"m = {s.n_agents}, {s.rounds} iterations, B = {s.batch_size}, {len(s.seeds)} seed(s), "
             f"moving average over {s.smooth} iterations; LEASGD p = 4, tau = 1; D-PSGD ring, momentum 0; "
             f"saving {100 * saving['saving']:.1f}% at loss {saving['target']:.3f} (dotted)")
@@ -357,6 +383,31 @@ def _run_row(cfg: ExperimentConfig, patience: int, store: ResultStore) -> dict:
     }
 
 
+def tab01_analysis(configs, s: Tab01Settings, store: ResultStore) -> tuple[pd.DataFrame, pd.DataFrame, list]:
+    """Table 1's rows and claims from the stored runs of ``configs`` (nothing is computed).
+
+    Returns
+    -------
+    table : DataFrame
+        Per (dataset, m, algorithm): seed means of accuracy and epsilon at the stopping step,
+        accuracy_T and epsilon_T at T_max, sigma, stop_step, best_step; and the paper's
+        (paper_accuracy, paper_epsilon; NaN where the paper has no such m).
+    runs : DataFrame
+        The same per run (seed), with the dataset label and divergence flag.
+    claims : list of Claim
+        :func:`~dpdl_core.papers.leasgd.claims.tab01_claims` with ``s.accuracy_tol``.
+    """
+    runs = pd.DataFrame([_run_row(c, getattr(s, c.dataset).patience, store) for c in configs])
+    numeric = ["sigma", "stop_step", "best_step", "accuracy", "epsilon", "accuracy_T", "epsilon_T"]
+    table = runs.groupby(["dataset", "m", "algorithm"], sort=False)[numeric].mean().reset_index()
+    ref = load_reference(PAPER, "leasgd_table1").rename(columns={"n_workers": "m"})
+    ref["algorithm"] = ref["algorithm"].map({v: k for k, v in PAPER_NAMES.items()})
+    ref = ref.rename(columns={"accuracy": "paper_accuracy", "total_epsilon": "paper_epsilon"})
+    table = table.merge(ref[["dataset", "m", "algorithm", "paper_accuracy", "paper_epsilon"]],
+                        on=["dataset", "m", "algorithm"], how="left")
+    return table, runs, tab01_claims(table, s.accuracy_tol, runs)
+
+
 def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
     """Table 1 at ``profile``: run, tabulate beside the paper, save ``figures/leasgd_tab01_*``.
 
@@ -374,15 +425,7 @@ def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: Resu
     configs = s.configs()
     store = store or ResultStore()
     run_sweep(configs, store=store, workers=_workers(profile, workers))
-    runs = pd.DataFrame([_run_row(c, getattr(s, c.dataset).patience, store) for c in configs])
-    numeric = ["sigma", "stop_step", "best_step", "accuracy", "epsilon", "accuracy_T", "epsilon_T"]
-    table = runs.groupby(["dataset", "m", "algorithm"], sort=False)[numeric].mean().reset_index()
-    ref = load_reference(PAPER, "leasgd_table1").rename(columns={"n_workers": "m"})
-    ref["algorithm"] = ref["algorithm"].map({v: k for k, v in PAPER_NAMES.items()})
-    ref = ref.rename(columns={"accuracy": "paper_accuracy", "total_epsilon": "paper_epsilon"})
-    table = table.merge(ref[["dataset", "m", "algorithm", "paper_accuracy", "paper_epsilon"]],
-                        on=["dataset", "m", "algorithm"], how="left")
-    claims = tab01_claims(table, s.accuracy_tol, runs)
+    table, runs, claims = tab01_analysis(configs, s, store)
     labels = "; ".join(dict.fromkeys(runs["label"]))
     scales = "; ".join(
         f"{ds}: {sc.model}, T_max {sc.rounds}, B {sc.batch_size}, lr {sc.lr or SETTINGS['lr']}"

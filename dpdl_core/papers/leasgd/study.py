@@ -4,10 +4,16 @@ profile's scale (full MNIST and CIFAR-10; m = 5 and 15; 1,500 iterations for Tab
 """
 from __future__ import annotations
 
-from ...studies import Study, StudyRun
-from .figures import Fig02Settings, Tab01Settings
+import dataclasses
 
-__all__ = ["study"]
+import pandas as pd
+
+from ...answer import COLUMNS
+from ...studies import Study, StudyRun
+from .claims import CLAIMED_SAVING, tab01_claims
+from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure, tab01_analysis
+
+__all__ = ["answer", "claims", "figure", "study", "table"]
 
 # Seconds per round on one core (measured at the cpu profile, scaled by the batch).
 _SECONDS_PER_ROUND = {"mnist": 0.15, "cifar10": 1.5}
@@ -18,11 +24,12 @@ def _key(group: str, cfg) -> str:
     return f"{group}/{cfg.dataset}/m{cfg.n_agents}/{cfg.algorithm}/{private}/seed{cfg.seed}"
 
 
-def study() -> Study:
-    """Figure 2's runs first (cheap, MNIST), then Table 1's, MNIST before CIFAR-10."""
+def study(profile: str = "paper") -> Study:
+    """Figure 2's runs first (cheap, MNIST), then Table 1's, MNIST before CIFAR-10, at ``profile``'s
+    scale (the study is the ``paper`` profile; a smaller one serves the tests)."""
     runs = []
-    for group, prio, configs in (("fig02", 7, Fig02Settings.from_profile("paper").configs()),
-                                 ("tab01", 7, Tab01Settings.from_profile("paper").configs())):
+    for group, prio, configs in (("fig02", 7, Fig02Settings.from_profile(profile).configs()),
+                                 ("tab01", 7, Tab01Settings.from_profile(profile).configs())):
         for cfg in configs:
             cfg = cfg.replace(device="cpu")
             runs.append(StudyRun(_key(group, cfg), f"LEASGD {'Figure 2' if group == 'fig02' else 'Table 1'}",
@@ -35,3 +42,160 @@ def study() -> Study:
 def table(store=None):
     """The final metrics of every stored run (:meth:`~dpdl_core.studies.Study.finals`)."""
     return study().finals(store)
+
+
+def _stored_configs(group: str, store, profile: str) -> list:
+    """The stored runs of ``group`` (``fig02`` / ``tab01``), each as the config it is stored
+    under (its GPU twin's where that ran)."""
+    out = []
+    for r in study(profile).runs:
+        h = r.found(store) if r.key.startswith(group + "/") else None
+        if h is not None:
+            out.append(r.work if h == r.hash else r.on("cuda"))
+    return out
+
+
+def _complete(configs: list, declared: list) -> list[tuple[str, int]]:
+    """The (dataset, m) cells whose every declared run (both algorithms, every seed) is stored."""
+    have = {(c.dataset, c.n_agents, c.algorithm, c.seed) for c in configs}
+    cells = {}
+    for c in declared:
+        cells.setdefault((c.dataset, c.n_agents), []).append((c.dataset, c.n_agents, c.algorithm, c.seed) in have)
+    return [cell for cell, stored in cells.items() if all(stored)]
+
+
+# What Figure 2 shows for each claim (the figure has no numbers but the abstract's 30%).
+_FIG02_PAPER = {
+    "fig02.fewer_vectors": "fewer vectors per iteration (2(m - n_f) vs 2m)",
+    "fig02.faster_start": "LEASGD's loss below D-PSGD's early in Figure 2(a)",
+    "fig02.lower_end": "LEASGD's loss below D-PSGD's at the end of Figure 2(a)",
+    "fig02.lower_per_vector": "LEASGD's loss below D-PSGD's at equal vectors, Figure 2(b)",
+    "fig02.saving_30": f"~{CLAIMED_SAVING:.0%} less communication",
+}
+
+
+def _num(value: float, fmt: str) -> str:
+    """``value`` in ``fmt``, or "–" where the paper has no such cell (m outside 5, 15)."""
+    return "–" if pd.isna(value) else format(value, fmt)
+
+
+def _seeds(counts) -> str:
+    counts = sorted(set(int(n) for n in counts))
+    return f"{'/'.join(map(str, counts))} seed{'s' * (counts != [1])}"
+
+
+def _with(c, setting: str, paper: str, ours: str, why: str | None = None):
+    """``c`` with the answer's evidence (the paper's number, ours, why) and its setting."""
+    why = why or (c.evidence if isinstance(c.evidence, str) else "; ".join(map(str, c.evidence.values())))
+    return dataclasses.replace(c, evidence={"paper": paper, "ours": ours, "why": why}, condition=setting)
+
+
+def _fig02_claims(store, profile: str) -> list:
+    """Figure 2's claims once all its runs are stored (none before: the claims compare seed
+    means of both algorithms)."""
+    s = Fig02Settings.from_profile(profile)
+    configs = _stored_configs("fig02", store, profile)
+    if len(configs) < len(s.configs()):
+        return []
+    curves, saving, claims, label = fig02_analysis(configs, s.smooth, store)
+    head = max(1, len(curves["leasgd"]) // 10)
+    per_iter = {a: c["vectors"].iloc[-1] / len(c) for a, c in curves.items()}
+    raw = {a: (c["raw_loss"].iloc[:head].mean(), c["raw_loss"].iloc[-head:].mean()) for a, c in curves.items()}
+    ours = {
+        "fig02.fewer_vectors": f"LEASGD {per_iter['leasgd']:.2f} vs D-PSGD {per_iter['dp_dpsgd']:.2f} vectors "
+                               "per iteration",
+        "fig02.faster_start": f"mean loss over the first {head} iterations: LEASGD {raw['leasgd'][0]:.4f} vs "
+                              f"D-PSGD {raw['dp_dpsgd'][0]:.4f}",
+        "fig02.lower_end": f"mean loss over the last {head} iterations: LEASGD {raw['leasgd'][1]:.4f} vs "
+                           f"D-PSGD {raw['dp_dpsgd'][1]:.4f}",
+        "fig02.saving_30": f"{100 * saving['saving']:.1f}% fewer vectors to loss {saving['target']:.3f}",
+    }
+    setting = f"{label}, non-private, m = {s.n_agents}, {s.rounds:,} iterations, B = {s.batch_size}, {_seeds([len(s.seeds)])}"
+    return [_with(c, setting, _FIG02_PAPER[c.id], ours.get(c.id, c.evidence)) for c in claims]
+
+
+def _tab01_claims(store, profile: str) -> list:
+    """Table 1's claims on the cells whose runs are all stored. A claim over "every cell"
+    fails on a failing stored cell; it holds only once every cell of the table is stored
+    (until then *inconclusive*, naming the cells not yet run)."""
+    s = Tab01Settings.from_profile(profile)
+    declared = s.configs()
+    configs = _stored_configs("tab01", store, profile)
+    cells = _complete(configs, declared)
+    if not cells:
+        return []
+    table, runs, claims = tab01_analysis([c for c in configs if (c.dataset, c.n_agents) in cells], s, store)
+    missing = [cell for cell in dict.fromkeys((c.dataset, c.n_agents) for c in declared) if cell not in cells]
+    name = {"leasgd": "LEASGD", "dp_dpsgd": "D-PSGD"}
+    t = table.set_index(["dataset", "m", "algorithm"])
+
+    def per_cell(fmt) -> str:
+        return "; ".join(f"{d} m={m}: " + " vs ".join(fmt(t.loc[(d, m, a)], a) for a in ("leasgd", "dp_dpsgd"))
+                         for d, m in cells)
+
+    paper = per_cell(lambda r, a: f"{name[a]} {_num(r.paper_accuracy, '.2f')} (eps {_num(r.paper_epsilon, '.3f')})")
+    ours = {"tab01.less_epsilon": per_cell(lambda r, a: f"{name[a]} eps {r.epsilon:.3f}"),
+            "tab01.accuracy": per_cell(lambda r, a: f"{name[a]} {r.accuracy:.3f}"),
+            "tab01.accuracy_at_equal_epsilon": per_cell(lambda r, a: f"{name[a]} {r.accuracy_T:.3f} (eps "
+                                                                     f"{r.epsilon_T:.2f})")}
+    seeds = runs.groupby(["dataset", "m", "algorithm"]).size()
+    labels = "; ".join(dict.fromkeys(runs["label"]))
+    scales = {(getattr(s, d).rounds, getattr(s, d).batch_size) for d, _ in cells}
+    setting = (f"{labels}; eps {s.epsilon:g} at T_max " + " / ".join(f"{t_max:,} (B = {b})" for t_max, b in sorted(scales))
+               + f", {_seeds(seeds)}; cells run: "
+               + ", ".join(f"{d} m={m}" for d, m in cells))
+    claims = [c for c in claims if c.id != "tab01.stable_in_m"]
+    whole = [d for d in dict.fromkeys(d for d, _ in cells) if all((d, m) in cells for m in s.n_agents)]
+    if whole:  # "varies less as m grows": only datasets whose every m is stored
+        keep = lambda f: f[f["dataset"].isin(whole)]
+        claims += [c for c in tab01_claims(keep(table), s.accuracy_tol, keep(runs)) if c.id == "tab01.stable_in_m"]
+
+    def moves(col: str, fmt: str) -> str:
+        lo, hi = min(s.n_agents), max(s.n_agents)
+        return "; ".join(f"{d}: |acc(m={hi}) - acc(m={lo})| " + " vs ".join(
+            f"{name[a]} {_num(abs(t.loc[(d, hi, a)][col] - t.loc[(d, lo, a)][col]), fmt)}" for a in ("leasgd", "dp_dpsgd"))
+            for d in whole)
+
+    ours["tab01.stable_in_m"] = moves("accuracy", ".3f")
+    out = []
+    for c in claims:
+        paper_text = (moves("paper_accuracy", ".2f") if c.id == "tab01.stable_in_m" else paper) if c.kind == "paper" \
+            else "no equal-eps column in the paper"
+        ours_text = ours[c.id]
+        why = c.evidence
+        if c.verdict == "holds" and missing:
+            # "in every cell": the cells not yet run could still fail it.
+            c = dataclasses.replace(c, verdict="inconclusive")
+            why = f"holds in the {len(cells)} cells run; not yet run: " + ", ".join(f"{d} m={m}" for d, m in missing)
+        out.append(_with(c, setting, paper_text, ours_text, why))
+    return out
+
+
+def claims(store=None, profile: str = "paper") -> list:
+    """LEASGD's claims judged on the stored runs (:mod:`~dpdl_core.papers.leasgd.claims`' rules):
+    Figure 2's once all its runs are stored, Table 1's on its complete cells. Each claim's
+    ``evidence`` is a dict with ``paper`` and ``ours`` (numbers as text) and ``why``; its
+    ``condition`` the data and scale that ran."""
+    store = store or study(profile).store()
+    return _fig02_claims(store, profile) + _tab01_claims(store, profile)
+
+
+def answer(store=None, profile: str = "paper") -> pd.DataFrame:
+    """Rows of the "Does it replicate?" table for LEASGD, from the committed store."""
+    rows = [{"paper": c.paper, "id": c.id, "claim": c.statement, "where": c.where, "setting": c.condition,
+             "paper_value": c.evidence["paper"], "ours": c.evidence["ours"], "verdict": c.verdict,
+             "why": ("by construction, not evidence: " if c.by_construction else "") + c.evidence["why"],
+             "tolerance": c.tolerance, "kind": c.kind} for c in claims(store, profile)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def figure(store=None, profile: str = "paper"):
+    """Figure 2 drawn from the stored runs (:func:`~dpdl_core.papers.leasgd.figures.fig02_figure`),
+    or None until they are all stored."""
+    s = Fig02Settings.from_profile(profile)
+    store = store or study(profile).store()
+    configs = _stored_configs("fig02", store, profile)
+    if len(configs) < len(s.configs()):
+        return None
+    curves, saving, _, _ = fig02_analysis(configs, s.smooth, store)
+    return fig02_figure(curves, saving, s)
