@@ -399,3 +399,36 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
     assert "| leasgd | paper | LEASGD transmits fewer vectors per iteration |" in answer_markdown(rows, progress)
     # The smoke profile's m = 3, 6 are not in the paper's table: no number is made up for them.
     assert tab01.loc["tab01.accuracy", "paper_value"].startswith("mnist m=3: LEASGD – (eps –) vs D-PSGD – (eps –)")
+
+
+@pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
+def test_the_pdsl_answer_waits_for_the_cell_and_states_the_borrowed_seed_spread(tmp_path):
+    """The PDSL study's answer at the smoke profile's scale: nothing before a run is stored;
+    *inconclusive*, naming the missing runs, until PDSL and every baseline seed are in; then
+    Table I's "PDSL is best", per-sample clipping's, Figure 1's panel and the Shapley control,
+    PDSL's one seed given the strongest baseline's seed std (said in the tolerance)."""
+    from dpdl_core.answer import COLUMNS
+    from dpdl_core.papers.pdsl import study as S
+    from dpdl_core.runner import run
+
+    store = ResultStore(tmp_path)
+    st = S.study(50, "smoke")
+    assert [r.key for r in st.runs][:5] == [f"mnist/fc4/eps0.3/Q50/{x}" for x in
+                                            ("PDSL", "DP-DPSGD", "DP-CGA", "MUFFLIATO", "DP-NETFLEET")]
+    assert S.answer(store, "smoke", 50).empty
+    for r in st.runs:
+        if r.tags["label"] != "DP-NETFLEET":
+            run(r.work, store=store, progress=False)
+    waiting = S.answer(store, "smoke", 50)
+    assert list(waiting.columns) == COLUMNS and set(waiting["verdict"]) == {"inconclusive"}
+    assert all(w.endswith("not yet run: DP-NETFLEET seed 0") for w in waiting["why"])
+    assert all(p.startswith("PDSL 96.5 vs DP-NET-FLEET 93.8") for p in waiting["paper_value"])
+    for r in st.runs:
+        run(r.work, store=store, progress=False)
+    rows = S.answer(store, "smoke", 50).set_index("id")
+    assert list(rows.index) == ["tab01.best", "variant.PDSL (per-sample clip)", "fig01.lower_loss",
+                                "control.shapley_weighting"]
+    assert list(rows["kind"]) == ["paper", "beyond the paper", "paper", "beyond the paper"]
+    assert rows["verdict"].isin(["holds", "fails", "inconclusive"]).all()
+    assert "its seed std taken as" in rows.loc["tab01.best", "tolerance"]
+    assert "accountant eps" in rows.loc["tab01.best", "why"]
