@@ -398,7 +398,8 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
     assert "(a) LEASGD reaches a lower loss at the end" in readme_block(rows, progress)
     assert "| leasgd | paper | LEASGD transmits fewer vectors per iteration |" in answer_markdown(rows, progress)
     # The smoke profile's m = 3, 6 are not in the paper's table: no number is made up for them.
-    assert tab01.loc["tab01.accuracy", "paper_value"].startswith("mnist m=3: LEASGD – (eps –) vs D-PSGD – (eps –)")
+    paper_value = tab01.loc["tab01.accuracy", "paper_value"]
+    assert paper_value.startswith("mnist m=3: LEASGD – (eps –) vs D-PSGD – (eps –)")
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")

@@ -110,7 +110,8 @@ def _fig02_claims(store, profile: str) -> list:
                            f"D-PSGD {raw['dp_dpsgd'][1]:.4f}",
         "fig02.saving_30": f"{100 * saving['saving']:.1f}% fewer vectors to loss {saving['target']:.3f}",
     }
-    setting = f"{label}, non-private, m = {s.n_agents}, {s.rounds:,} iterations, B = {s.batch_size}, {_seeds([len(s.seeds)])}"
+    setting = (f"{label}, non-private, m = {s.n_agents}, {s.rounds:,} iterations, B = {s.batch_size}, "
+               f"{_seeds([len(s.seeds)])}")
     return [_with(c, setting, _FIG02_PAPER[c.id], ours.get(c.id, c.evidence)) for c in claims]
 
 
@@ -141,9 +142,9 @@ def _tab01_claims(store, profile: str) -> list:
     seeds = runs.groupby(["dataset", "m", "algorithm"]).size()
     labels = "; ".join(dict.fromkeys(runs["label"]))
     scales = {(getattr(s, d).rounds, getattr(s, d).batch_size) for d, _ in cells}
-    setting = (f"{labels}; eps {s.epsilon:g} at T_max " + " / ".join(f"{t_max:,} (B = {b})" for t_max, b in sorted(scales))
-               + f", {_seeds(seeds)}; cells run: "
-               + ", ".join(f"{d} m={m}" for d, m in cells))
+    setting = (f"{labels}; eps {s.epsilon:g} at T_max "
+               + " / ".join(f"{t_max:,} (B = {b})" for t_max, b in sorted(scales))
+               + f", {_seeds(seeds)}; cells run: " + ", ".join(f"{d} m={m}" for d, m in cells))
     claims = [c for c in claims if c.id != "tab01.stable_in_m"]
     whole = [d for d in dict.fromkeys(d for d, _ in cells) if all((d, m) in cells for m in s.n_agents)]
     if whole:  # "varies less as m grows": only datasets whose every m is stored
@@ -152,9 +153,9 @@ def _tab01_claims(store, profile: str) -> list:
 
     def moves(col: str, fmt: str) -> str:
         lo, hi = min(s.n_agents), max(s.n_agents)
-        return "; ".join(f"{d}: |acc(m={hi}) - acc(m={lo})| " + " vs ".join(
-            f"{name[a]} {_num(abs(t.loc[(d, hi, a)][col] - t.loc[(d, lo, a)][col]), fmt)}" for a in ("leasgd", "dp_dpsgd"))
-            for d in whole)
+        move = lambda d, a: _num(abs(t.loc[(d, hi, a)][col] - t.loc[(d, lo, a)][col]), fmt)
+        return "; ".join(f"{d}: |acc(m={hi}) - acc(m={lo})| "
+                         + " vs ".join(f"{name[a]} {move(d, a)}" for a in ("leasgd", "dp_dpsgd")) for d in whole)
 
     ours["tab01.stable_in_m"] = moves("accuracy", ".3f")
     out = []
