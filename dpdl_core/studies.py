@@ -110,6 +110,11 @@ class StudyRun:
         """The hash under which ``store`` holds this run (CPU first), or None."""
         return next((h for h in self.hashes() if store.has(h)), None)
 
+    def stored_work(self, store: ResultStore) -> ExperimentConfig | Job | None:
+        """The work as ``store`` holds it (its GPU twin's config where that ran), or None."""
+        h = self.found(store)
+        return None if h is None else self.work if h == self.hash else self.on("cuda")
+
     @property
     def dataset(self) -> str | None:
         return self.work.dataset if isinstance(self.work, ExperimentConfig) else self.work.spec.get("dataset")

@@ -301,10 +301,9 @@ def _display(algorithm: str) -> str:
 
 def answer(store=None) -> pd.DataFrame:
     """Rows of the "Does it replicate?" table for DPDL, from the committed store."""
-    rows = [{"paper": c.paper, "id": c.id, "claim": c.statement, "where": c.where, "setting": c.condition,
-             "paper_value": c.evidence["paper"], "ours": c.evidence["ours"], "verdict": c.verdict,
-             "why": c.evidence["why"], "tolerance": c.tolerance, "kind": c.kind} for c in claims(table(store))]
-    return pd.DataFrame(rows)
+    from ...answer import answer_frame
+
+    return answer_frame(claims(table(store)))
 
 
 def figure(store=None):

@@ -8,7 +8,7 @@ import dataclasses
 
 import pandas as pd
 
-from ...answer import COLUMNS
+from ...answer import answer_frame
 from ...studies import Study, StudyRun
 from .claims import CLAIMED_SAVING, tab01_claims
 from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure, tab01_analysis
@@ -46,13 +46,9 @@ def table(store=None):
 
 def _stored_configs(group: str, store, profile: str) -> list:
     """The stored runs of ``group`` (``fig02`` / ``tab01``), each as the config it is stored
-    under (its GPU twin's where that ran)."""
-    out = []
-    for r in study(profile).runs:
-        h = r.found(store) if r.key.startswith(group + "/") else None
-        if h is not None:
-            out.append(r.work if h == r.hash else r.on("cuda"))
-    return out
+    under (:meth:`~dpdl_core.studies.StudyRun.stored_work`)."""
+    works = (r.stored_work(store) for r in study(profile).runs if r.key.startswith(group + "/"))
+    return [w for w in works if w is not None]
 
 
 def _complete(configs: list, declared: list) -> list[tuple[str, int]]:
@@ -183,11 +179,7 @@ def claims(store=None, profile: str = "paper") -> list:
 
 def answer(store=None, profile: str = "paper") -> pd.DataFrame:
     """Rows of the "Does it replicate?" table for LEASGD, from the committed store."""
-    rows = [{"paper": c.paper, "id": c.id, "claim": c.statement, "where": c.where, "setting": c.condition,
-             "paper_value": c.evidence["paper"], "ours": c.evidence["ours"], "verdict": c.verdict,
-             "why": ("by construction, not evidence: " if c.by_construction else "") + c.evidence["why"],
-             "tolerance": c.tolerance, "kind": c.kind} for c in claims(store, profile)]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return answer_frame(claims(store, profile))
 
 
 def figure(store=None, profile: str = "paper"):

@@ -24,7 +24,7 @@ import pandas as pd
 from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note
 
 __all__ = ["SPECS", "ACCURACY_TOL", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS", "figure_claims",
-           "table_claims"]
+           "table_claims", "variant_spec"]
 
 PAPER = "pdsl"
 # The package's display names (the curves' and rows' labels); the paper spells DP-NET-FLEET.
@@ -104,7 +104,7 @@ TABLE_SPECS = {
 # Every claim of the paper, by id.
 SPECS = {s.id: s for specs in (*FIGURE_SPECS.values(), *TABLE_SPECS.values()) for s in specs}
 
-def _variant_spec(variant: str) -> ClaimSpec:
+def variant_spec(variant: str) -> ClaimSpec:
     return ClaimSpec(PAPER, f"variant.{variant}", f"beyond the paper: {variant} beats the four baselines in its cell",
                      "", "beyond the paper", "every cell that ran", _BEST_RULE.replace("PDSL's", f"{variant}'s"),
                      kind="beyond the paper")
@@ -175,7 +175,7 @@ def table_claims(table: pd.DataFrame, key: str) -> list[Claim]:
     out = [rules[spec.id.split(".", 1)[1]](spec) for spec in TABLE_SPECS[key]]
     for variant in sorted(set(table["label"]) - {"PDSL", *BASELINES}):
         rows = table[(table["label"] == variant) | table["label"].isin(BASELINES)]
-        out.append(_best(_variant_spec(variant), rows, variant))
+        out.append(_best(variant_spec(variant), rows, variant))
     return out
 
 

@@ -41,7 +41,7 @@ from .claims import figure_claims, table_claims
 from .presets import ALGORITHMS, SETTINGS, TOPOLOGIES, preset
 
 __all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "configs", "grid",
-           "loss_claims", "loss_figure_notebook", "scale_note"]
+           "load_runs", "loss_claims", "loss_figure_notebook", "scale_note"]
 
 PAPER = "pdsl"
 # Notebook key -> (dataset, topology, title).
@@ -167,7 +167,7 @@ def scale_note(dataset: str, profile: str) -> str:
             f"|Q| = {s.validation_samples}, {len(s.seeds)} seed(s), sigma rule {s.sigma_rule}; PDSL {pdsl}")
 
 
-def _load(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFrame, str, pd.DataFrame]:
+def load_runs(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFrame, str, pd.DataFrame]:
     """Stored histories (with label, topology, epsilon, n_agents, seed columns), the label of
     the data that ran, and one row of metadata per run."""
     frames, meta, label = [], [], None
@@ -216,7 +216,7 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None,
     store = store or ResultStore()
     runs = grid(dataset, [topology], profile)
     run_sweep([r.config for r in runs], store=store, workers=workers)
-    df, label, meta = _load(runs, store, ["train_loss_mean", "train_loss_min", "train_loss_max"])
+    df, label, meta = load_runs(runs, store, ["train_loss_mean", "train_loss_min", "train_loss_max"])
     wide = df.pivot_table(index=["label", "epsilon", "n_agents", "seed", "round"], columns="metric",
                           values="value").reset_index()
     eps_list, m_list = sorted(wide["epsilon"].unique()), sorted(wide["n_agents"].unique())
@@ -274,7 +274,7 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
         Per run: diverged, σ multiplier, accountant ε, Shapley tie fraction.
     """
     store = store or ResultStore()
-    df, label, meta = _load(runs, store, ["test_acc", "avg_test_acc"])
+    df, label, meta = load_runs(runs, store, ["test_acc", "avg_test_acc"])
     last = df[df["round"] == df.groupby(["label", "topology", "epsilon", "n_agents", "seed"])["round"].transform("max")]
     per_run = last.pivot_table(index=["label", "topology", "epsilon", "n_agents", "seed"], columns="metric",
                                values="value", aggfunc="mean").reset_index()

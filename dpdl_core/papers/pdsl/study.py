@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pandas as pd
 
-from ...answer import COLUMNS
-from ...claims import Comparison, claims_frame, margin_from_stats
+from ...answer import answer_frame
+from ...claims import Comparison, margin_from_stats
 from ...studies import Study, StudyRun
-from .claims import ACCURACY_TOL, BASELINES, FIGURE_SPECS, TABLE_SPECS, _variant_spec, figure_claims
-from .figures import FINAL_WINDOW, PAPER_M, GridSettings, Run, _load, accuracy_table, grid
+from .claims import ACCURACY_TOL, BASELINES, FIGURE_SPECS, TABLE_SPECS, figure_claims, variant_spec
+from .figures import FINAL_WINDOW, PAPER_M, GridSettings, Run, accuracy_table, grid, load_runs
 
 __all__ = ["CPU_VALIDATION_SAMPLES", "answer", "cell_runs", "claims", "study", "table"]
 
@@ -96,15 +95,10 @@ def table(store=None):
 
 
 def _stored(store, profile: str, validation_samples: int) -> list[Run]:
-    """The study's stored runs, each as the config it is stored under (its GPU twin's where
-    that ran)."""
-    st = study(validation_samples, profile)
-    out = []
-    for r in st.runs:
-        h = r.found(store)
-        if h is not None:
-            out.append(Run(r.tags["label"], r.work if h == r.hash else r.on("cuda")))
-    return out
+    """The study's stored runs, each as the config it is stored under
+    (:meth:`~dpdl_core.studies.StudyRun.stored_work`)."""
+    runs = study(validation_samples, profile).runs
+    return [Run(r.tags["label"], w) for r in runs if (w := r.stored_work(store)) is not None]
 
 
 def _with_spread(t: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -179,8 +173,8 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
 
     best("PDSL", spec_best)
     for variant in sorted(set(rows.index) - {"PDSL", *BASELINES, UNIFORM}):
-        best(variant, _variant_spec(variant))
-    df, _, _ = _load(main, store, ["train_loss_mean"])
+        best(variant, variant_spec(variant))
+    df, _, _ = load_runs(main, store, ["train_loss_mean"])
     final = (df.sort_values("round").groupby(["label", "epsilon", "n_agents", "seed"]).tail(FINAL_WINDOW)
              .groupby(["label", "epsilon", "n_agents", "seed"])["value"].mean().reset_index())
     loss = figure_claims(final, "fig01_mnist_fully_connected")[0]
@@ -191,7 +185,7 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
         "why": loss.evidence}))
     if UNIFORM in rows.index:
         a, b = rows.loc["PDSL"], rows.loc[UNIFORM]
-        spec = dataclasses.replace(_variant_spec("PDSL"), id="control.shapley_weighting",
+        spec = dataclasses.replace(variant_spec("PDSL"), id="control.shapley_weighting",
                                    statement="beyond the paper: the Shapley weighting adds accuracy over uniform "
                                              "weights (pi = omega)",
                                    rule=f"PDSL's accuracy above the uniform-weights control's; within {ACCURACY_TOL} "
@@ -207,8 +201,4 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
 
 def answer(store=None, profile: str = "paper", validation_samples: int = CPU_VALIDATION_SAMPLES) -> pd.DataFrame:
     """Rows of the "Does it replicate?" table for PDSL, from the committed store."""
-    rows = [{"paper": c.paper, "id": c.id, "claim": c.statement, "where": c.where, "setting": c.condition,
-             "paper_value": c.evidence["paper"], "ours": c.evidence["ours"], "verdict": c.verdict,
-             "why": c.evidence["why"], "tolerance": c.tolerance, "kind": c.kind}
-            for c in claims(store, profile, validation_samples)]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return answer_frame(claims(store, profile, validation_samples))
