@@ -73,6 +73,11 @@ def paper_claims() -> pd.DataFrame:
                           "kind": s.kind, "by_construction": s.by_construction} for s in specs.values()])
 
 
+def _not_judged(paper: str) -> dict[str, str]:
+    """Claim id -> why the paper's study leaves it out (its ``study.NOT_JUDGED``; none by default)."""
+    return getattr(importlib.import_module(f"dpdl_core.papers.{paper}.study"), "NOT_JUDGED", {})
+
+
 def _cell(text) -> str:
     return str(text).replace("|", "/").replace("\n", " ")
 
@@ -117,6 +122,7 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     if claims.empty:
         out.append("| | | no claim can be judged from the stored runs yet | | | | | | | |")
     every = paper_claims()
+    skipped = {(paper, i): why for paper in every["paper"].unique() for i, why in _not_judged(paper).items()}
     out += ["", "## Every claim the papers make, and where it stands", "",
             "Each paper's claims as its `claims` module declares them (the paper's words and scope are there). "
             "*At the paper's scale*: the verdicts of the rows above; otherwise the claim is judged only by the "
@@ -124,7 +130,8 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
             "| paper | id | claim | where | at the paper's scale |", "|---|---|---|---|---|"]
     for r in every.itertuples():
         got = claims[(claims["paper"] == r.paper) & (claims["id"] == r.id)]["verdict"]
-        status = ", ".join(f"{v}: {n}" for v, n in got.value_counts().items()) if len(got) else "not judged yet"
+        status = ", ".join(f"{v}: {n}" for v, n in got.value_counts().items()) if len(got) else (
+            f"not judged by the study: {skipped[(r.paper, r.id)]}" if (r.paper, r.id) in skipped else "not judged yet")
         if r.by_construction:  # whatever its verdict (the straggler paper's is inconclusive), it is no evidence
             status += " (by construction; not evidence)"
         out.append(f"| {r.paper} | {r.id} | {_cell(r.claim)} | {_cell(r.where)} | {status} |")

@@ -186,8 +186,9 @@ def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch)
 
 
 @pytest.mark.skipif(not (SUBSET / "cal_housing.data").is_file(), reason=f"no cal_housing.data at {SUBSET}")
-def test_straggler_study_judges_the_lower_panel_claims_once_every_curve_is_stored(tmp_path, monkeypatch):
+def test_straggler_study_judges_every_fig2_claim_once_every_curve_is_stored(tmp_path, monkeypatch):
     from dpdl_core.papers.straggler import study as straggler
+    from dpdl_core.papers.straggler.claims import SPECS
     from dpdl_core.studies import run_study
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
@@ -197,11 +198,15 @@ def test_straggler_study_judges_the_lower_panel_claims_once_every_curve_is_store
     assert straggler.claims(store, small).empty  # five curves missing: nothing judged
     run_study(small, root=tmp_path, log=lambda line: None)
     frame = straggler.claims(store, small)
-    assert sorted(frame["id"]) == ["no_speedup_exponential", "speedup.gamma", "speedup.lomax"]
+    # Every claim of Fig. 2 but the Boston-only sanity band: the upper panels (exact) and the
+    # Lemma 1 check beside the lower panels' speed-ups.
+    assert sorted(frame["id"]) == sorted(set(SPECS) - set(straggler.NOT_JUDGED)) and "sanity_band" in SPECS
     assert frame["verdict"].isin(["holds", "fails", "inconclusive"]).all()
-    assert frame["tolerance"].str.contains("2 SE over 4 paired runs").all()
+    lower = frame[frame["id"].str.startswith(("speedup.", "no_speedup"))]
+    assert len(lower) == 3 and lower["tolerance"].str.contains("2 SE over 4 paired runs").all()
     # The scope names the data the curves ran on (the study's: California housing, d = 8).
-    assert frame["scope"].str.contains("California housing").all() and not frame["scope"].str.contains("Boston").any()
+    assert lower["scope"].str.contains("California housing").all() and not frame["scope"].str.contains("Boston").any()
+    assert (frame.loc[frame["id"] == "lemma2_p_star", "verdict"] == "holds").all()  # the paper's p*, exactly
 
 
 def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
@@ -359,6 +364,19 @@ def test_the_answer_never_says_a_by_construction_claim_holds_unless_it_does():
     fewer = [x for x in text.splitlines() if "| leasgd | fig02.fewer_vectors |" in x][0]
     assert fewer.endswith("| not judged yet (by construction; not evidence) |")
     assert "holds by construction" not in text
+
+
+def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
+    """The Boston-only sanity band does not apply to the study's California housing: the last
+    table gives the study's reason, not "not judged yet" (which would promise a verdict)."""
+    from dpdl_core.answer import COLUMNS, answer_markdown
+    from dpdl_core.papers.straggler.study import NOT_JUDGED
+
+    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left"])
+    text = answer_markdown(pd.DataFrame(columns=COLUMNS), progress)
+    line = [x for x in text.splitlines() if "| straggler | sanity_band |" in x][0]
+    assert line.endswith(f"| not judged by the study: {NOT_JUDGED['sanity_band']} |")
+    assert "Boston" in NOT_JUDGED["sanity_band"]
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
