@@ -228,18 +228,20 @@ def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
     assert run_study(st, root=tmp_path, log=lambda line: None) == 0
 
 
-def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]]) -> pd.DataFrame:
+def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setting: str = "paper_hp",
+              graph: str = "bipartite", eps: float | None = None) -> pd.DataFrame:
     """The rows of the DPDL study's ``table()`` for one cell, from per-seed accuracies (%)."""
     from dpdl_core.algorithms import display_name
     from dpdl_core.papers.dpdl import study as dpdl
 
-    eps = dpdl.MNIST["epsilon"] if dataset == "mnist" else dpdl.CIFAR["epsilon"]
+    eps = eps or (dpdl.MNIST["epsilon"] if dataset == "mnist" else dpdl.CIFAR["epsilon"])
     rows = []
     for alg, acc in accuracies.items():
-        paper, paper_std = dpdl._paper_cell(dataset, alg, eps)
+        paper, paper_std = dpdl._paper_cell(dataset, alg, eps, graph)
         rows.append({"algorithm": display_name(alg), "ours (%)": float(np.mean(acc)), "accountant eps": 1.0,
-                     "paper (%)": paper, "paper std": paper_std, "_dataset": dataset, "_setting": "paper_hp",
-                     "_mode": mode, "_algorithm": alg, "_values": acc})
+                     "paper (%)": paper, "paper std": paper_std, "_dataset": dataset, "_setting": setting,
+                     "_mode": mode, "_topology": graph, "_epsilon": eps, "_lr": 0.1, "_clip": 1.0, "_algorithm": alg,
+                     "_values": acc})
     return pd.DataFrame(rows)
 
 
@@ -286,14 +288,47 @@ def test_dpdl_study_seeds_the_pair_of_every_cell_it_judges():
     from dpdl_core.papers.dpdl import study as dpdl
 
     runs = dpdl.study().runs
-    cells = {(r.tags["dataset"], r.tags["setting"], r.tags["mode"]) for r in runs
-             if not r.tags["setting"].startswith("authors")}
-    seeded = {(r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["algorithm"], r.tags["seed"]) for r in runs}
+    tags = ("dataset", "setting", "mode", "topology", "epsilon")
+    algorithms = {}
+    for r in runs:
+        if not r.tags["setting"].startswith("authors"):
+            algorithms.setdefault(tuple(r.tags[t] for t in tags), set()).add(r.tags["algorithm"])
+    # The cells where "DPDL is best" is judged: every algorithm of the dataset's cell declared.
+    cells = [c for c, algs in algorithms.items() if algs >= set(dpdl.CELL_ALGORITHMS[c[0]])]
+    assert len(cells) == 6  # MNIST: code eta, C; paper's (two noise modes); ring. CIFAR-10: bipartite, ring
+    seeded = {(*(r.tags[t] for t in tags), r.tags["algorithm"], r.tags["seed"]) for r in runs}
     for cell in sorted(cells):
-        for alg in ("dpdl",) + dpdl.PAIR_BASELINES[cell[0]]:
+        pair = dpdl.PAIR_BASELINES[cell[0]][:1] if cell[3] == "bipartite" else (dpdl._paper_top(cell[0], "ring",
+                                                                                                    cell[4]),)
+        for alg in ("dpdl",) + pair:
             assert {(*cell, alg, s) for s in (0, 1, 2)} <= seeded, f"{cell}: {alg} lacks a seed"
-        g = pd.DataFrame({"_dataset": [cell[0]], "_setting": [cell[1]], "_mode": [cell[2]]})
-        assert dpdl._seeded(g, dpdl.PAIR_BASELINES[cell[0]][0]) and not dpdl._seeded(g, "muffliato")
+        g = pd.DataFrame({k: [v] for k, v in zip(dpdl._CELL_KEYS, cell)})
+        assert dpdl._seeded(g, pair[0]) and not dpdl._seeded(g, "muffliato")
+
+
+def test_dpdl_study_judges_the_trends_by_the_papers_rule_once_every_point_is_seeded():
+    """DPDL's growth with eps (Table I) waits for two seeds at each eps, then applies the
+    paper's rule (non-decreasing within 0.05 pp + 2 SE): a drop beyond the seed spread fails.
+    The paper's own numbers at the same points are beside ours."""
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    def grows(points):
+        tab = pd.concat([_dpdl_tab("mnist", "paper_noise", {"dpdl": acc}, "code_hp", "bipartite", eps)
+                         for eps, acc in points.items()], ignore_index=True)
+        return [c for c in dpdl.claims(tab) if c.id == "tab01.grows_with_epsilon"][0]
+
+    waiting = grows({0.5: [95.0, 95.2, 94.8], 0.25: [94.0]})
+    assert waiting.verdict == "inconclusive" and "short: eps 0.25 (1), eps 1 (0)" in waiting.evidence["why"]
+    assert waiting.evidence["paper"] == "DPDL 94.4 / 95.3 / 96.1 (eps 0.25 / eps 0.5 / eps 1)"
+    up = grows({0.25: [94.0, 94.2], 0.5: [95.0, 95.2, 94.8], 1.0: [96.0, 96.1]})
+    assert up.verdict == "holds" and up.evidence["ours"] == "DPDL 94.1 / 95.0 / 96.0 (2/3/2 seeds)"
+    down = grows({0.25: [94.0, 94.2], 0.5: [95.0, 95.2, 94.8], 1.0: [93.0, 93.1]})
+    assert down.verdict == "fails" and down.where == "§VI-C1, Table I"
+    denser = [c for c in dpdl.claims(pd.concat([
+        _dpdl_tab("mnist", "paper_noise", {"dpdl": [95.0, 95.2]}, "code_hp", "bipartite"),
+        _dpdl_tab("mnist", "paper_noise", {"dpdl": [96.4, 96.6]}, "code_hp", "fully_connected")], ignore_index=True))
+        if c.id == "tab01.denser_is_better"][0]
+    assert denser.verdict == "holds" and denser.evidence["paper"] == "DPDL 95.3 / 96.5 (bipartite / fully connected)"
 
 
 def test_dpdl_study_best_states_the_accountants_eps_of_both_sides():
@@ -323,15 +358,17 @@ def test_dpdl_study_checks_the_papers_value_under_paper_noise_only():
     assert check.kind == "check" and check.where == "§VI-C1, Table I" and check.verdict == "holds"
 
 
-def test_dpdl_study_runs_the_cifar10_runner_up_after_every_mnist_run():
+def test_dpdl_study_runs_the_cifar10_runner_up_after_every_decisive_mnist_run():
     from dpdl_core.papers.dpdl import study as dpdl
 
     st = dpdl.study()
     runner_up = dpdl.PAIR_BASELINES["cifar10"][1]
     cifar = {r.tags["algorithm"] for r in st.runs if r.tags["dataset"] == "cifar10"}
     assert cifar == set(dpdl.CELL_ALGORITHMS["cifar10"]) and runner_up in cifar
-    last_mnist = max(r.priority for r in st.runs if r.tags["dataset"] == "mnist")
-    added = [r for r in st.runs if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up]
+    # The decisive cells (bipartite, the table's middle eps); the ring and the trends come after.
+    decisive = [r for r in st.runs if (r.tags["topology"], r.tags["epsilon"]) == dpdl._CELL[r.tags["dataset"]]]
+    last_mnist = max(r.priority for r in decisive if r.tags["dataset"] == "mnist")
+    added = [r for r in decisive if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up]
     assert sorted(r.tags["seed"] for r in added) == [0, 1, 2]
     assert all(r.priority > last_mnist for r in added)
     order = [r.key for r in st.ordered()]

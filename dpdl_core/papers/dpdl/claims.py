@@ -15,7 +15,7 @@ import pandas as pd
 
 from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note
 
-__all__ = ["SPECS", "ACCURACY_TOL", "ATTACK_SPECS", "ATTACK_TOL", "SECTIONS", "TABLE_SPECS", "attack_claims",
+__all__ = ["SPECS", "ACCURACY_TOL", "ATTACK_SPECS", "ATTACK_TOL", "RULES", "SECTIONS", "TABLE_SPECS", "attack_claims",
            "table_claims"]
 
 PAPER = "dpdl"
@@ -129,22 +129,25 @@ def _steps(t: pd.DataFrame, along: str, groups: list[str], order) -> list[Compar
     return out
 
 
+# Each table rule's comparisons on the rows inside a claim's scope (columns as
+# :func:`table_claims` takes them).
+RULES = {
+    "best": _best,
+    "grows_with_epsilon": lambda t: _steps(t, "epsilon", ["alpha_d", "topology", "n_agents"], None),
+    "denser_is_better": lambda t: _steps(t[t["topology"].isin(GRAPH_ORDER[1:])], "topology",
+                                         ["alpha_d", "n_agents", "epsilon"], lambda s: s.map(GRAPH_ORDER.index)),
+}
+
+
 def table_claims(table: pd.DataFrame, key: str) -> list[Claim]:
     """The claims of table ``key`` per noise mode (the claim's ``condition``), on ``table``
     (columns noise, alpha_d, topology, n_agents, epsilon, algorithm, ours_mean, ours_std in
     %, runs)."""
-    rules = {
-        "best": _best,
-        "grows_with_epsilon": lambda t: _steps(t, "epsilon", ["alpha_d", "topology", "n_agents"], None),
-        "denser_is_better": lambda t: _steps(t[t["topology"].isin(GRAPH_ORDER[1:])], "topology",
-                                             ["alpha_d", "n_agents", "epsilon"],
-                                             lambda s: s.map(GRAPH_ORDER.index)),
-    }
     out = []
     for mode, t in table.groupby("noise", sort=False):
         tol = margin_note(f"{ACCURACY_TOL} pp", t["runs"])
         for spec in TABLE_SPECS[key]:
-            comps = rules[spec.id.split(".", 1)[1]](spec.select(t))
+            comps = RULES[spec.id.split(".", 1)[1]](spec.select(t))
             out.append(spec.judge(comps, tol, condition=mode))
     return out
 

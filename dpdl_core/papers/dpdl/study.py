@@ -26,8 +26,17 @@ seeds 1 and 2
     where "DPDL is best" is judged (MNIST at the code's η, C, and at the paper's under paper
     noise and at equal ε; CIFAR-10 under paper noise).
 
+``ring`` and ``trends`` (after everything above: MNIST, then CIFAR-10)
+    The runs that decide the tables' other claims, each in one cell of the decisive
+    setting (MNIST at the code's η, C; CIFAR-10 at the paper's; paper noise): Table V / VI's
+    "DPDL is best" on the ring (every algorithm of the dataset's cell, seeds 1 and 2 of DPDL
+    and of the paper's strongest baseline there); DPDL's growth with ε (Tables I, II, and VI
+    on the ring: DPDL at the table's other two ε) and with a denser graph (Tables I, II: DPDL
+    on the fully connected graph), seeds 0-2 of every point.
+
 A cell's "DPDL is best" is judged only once every algorithm of its row is stored; until then
-its verdict is *inconclusive* and names what is missing.
+its verdict is *inconclusive* and names what is missing. A trend is judged once each of its
+points has :data:`MIN_PAIR_SEEDS` seeds.
 """
 from __future__ import annotations
 
@@ -37,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ...studies import Study, StudyRun
-from .presets import preset
+from .presets import SETTINGS, preset
 
 __all__ = ["ALGORITHMS", "study"]
 
@@ -62,6 +71,23 @@ CIFAR = dict(n_agents=10, alpha_d=0.25, rounds=500, batch_size=216, train_sample
              eval_every=25, epsilon=4.0, checkpoint_every=25)
 
 
+# The graphs of the study (the decisive cells are bipartite).
+GRAPHS = ("bipartite", "ring", "fully_connected")
+# Where the tables' other claims are judged: the setting whose decisive cell the study runs
+# (MNIST at the code's eta, C, where the paper's DPDL number is reproduced; CIFAR-10 at the
+# paper's, the only one the study runs there), under paper noise.
+TREND_SETTING = {"mnist": ("code_hp", MNIST, CODE_HP), "cifar10": ("paper_hp", CIFAR, {})}
+
+
+def _purpose(dataset: str, graph: str, eps: float, cell: float) -> str:
+    table = {"mnist": ("I", "V"), "cifar10": ("II", "VI")}[dataset]
+    if graph == "ring" and eps == cell:
+        return f"Table {table[1]} (ring): is DPDL best?"
+    if graph == "fully_connected":
+        return f"Table {table[0]}: do denser graphs do better for DPDL?"
+    return f"Table {table[1] if graph == 'ring' else table[0]}: does DPDL's accuracy grow with eps?"
+
+
 def _estimate(cfg) -> float:
     kind = "dpdl" if cfg.algorithm == "dpdl" else "other"
     return cfg.rounds * _SECONDS_PER_ROUND[(cfg.dataset, kind)]
@@ -72,10 +98,11 @@ def study() -> Study:
     runs: list[StudyRun] = []
 
     def add(key, purpose, priority, cfg):
+        # The setting is the key's middle without the noise mode, graph and eps (tags of their own).
         setting, mode = key.split("/")[1:-2], "equal_eps" if cfg.sigma_rule == "rdp" else "paper_noise"
-        setting = [p for p in setting if p not in ("paper_noise", "equal_eps")]
+        setting = [p for p in setting if p not in ("paper_noise", "equal_eps", *GRAPHS) and not p.startswith("eps")]
         tags = {"dataset": cfg.dataset, "setting": "/".join(setting), "mode": mode, "algorithm": cfg.algorithm,
-                "seed": cfg.seed}
+                "seed": cfg.seed, "topology": cfg.topology, "epsilon": cfg.epsilon, "lr": cfg.lr, "clip": cfg.clip}
         runs.append(StudyRun(key, purpose, priority, cfg, _estimate(cfg), tags))
 
     # 0: the decisive pair at the code's eta and C, then the rest of that table row.
@@ -130,9 +157,28 @@ def study() -> Study:
     for seed in (1, 2):
         add(f"cifar10/paper_hp/paper_noise/{runner_up}/seed{seed}", "seed spread of the runner-up (CIFAR-10)", 9,
             preset("cifar10", algorithm=runner_up, sigma_rule="authors_code", seed=seed, **CIFAR))
+    # 10-13: the tables' other claims (see the module docstring), MNIST first, seed 0 first.
+    for dataset, prio in (("mnist", 10), ("cifar10", 12)):
+        setting, base, hp = TREND_SETTING[dataset]
+        cell = base["epsilon"]
+        ring_pair = ("dpdl", _paper_top(dataset, "ring", cell))
+        # Seeds 0-2 of each claim's points; seed 0 of the ring's other algorithms.
+        points = [("ring", cell, alg, seeds) for alg in CELL_ALGORITHMS[dataset]
+                  for seeds in [(0, 1, 2) if alg in ring_pair else (0,)]]
+        points += [("bipartite", eps, "dpdl", (0, 1, 2)) for eps in SETTINGS[dataset]["epsilons"] if eps != cell]
+        points += [("fully_connected", cell, "dpdl", (0, 1, 2))]
+        if dataset == "cifar10":  # Table VI's growth with eps, on the ring
+            points += [("ring", eps, "dpdl", (0, 1, 2)) for eps in SETTINGS[dataset]["epsilons"] if eps != cell]
+        for seed_prio, seeds in ((prio, (0,)), (prio + 1, (1, 2))):
+            for graph, eps, alg, alg_seeds in points:
+                for seed in (x for x in seeds if x in alg_seeds):
+                    part = graph if eps == cell else (f"eps{eps:g}" if graph == "bipartite" else f"{graph}/eps{eps:g}")
+                    add(f"{dataset}/{setting}/paper_noise/{part}/{alg}/seed{seed}", _purpose(dataset, graph, eps, cell),
+                        seed_prio, preset(dataset, topology=graph, algorithm=alg, sigma_rule="authors_code", seed=seed,
+                                          **{**base, "epsilon": eps}, **hp))
     return Study(
         paper="dpdl",
-        title="DPDL study (Tables I-II decisive cells, full data)",
+        title="DPDL study (Tables I-II decisive cells, Tables V-VI ring cells, DPDL's trends; full data)",
         runs=tuple(runs),
         order=0,
         notes="MNIST eps 0.5 / CIFAR-10 eps 4, N = 10 bipartite, alpha_d = 0.25, B = 216; paper scale, full data.",
@@ -142,64 +188,97 @@ def study() -> Study:
 # -- rendering (from the store alone) --------------------------------------------------------
 
 SETTING_NAMES = {
-    "code_hp": "code's eta 0.1, C 1",
-    "paper_hp": "paper's eta 0.005, C 2",
+    "code_hp": "code's eta {lr:g}, C {clip:g}",
+    "paper_hp": "paper's eta {lr:g}, C {clip:g}",
     "authors_variant/code_hp/shared_init": "authors variant (code eta, C), shared x0",
     "authors_variant/code_hp/per_agent_init": "authors variant (code eta, C), per-agent x0",
     "authors_variant/code_hp/per_agent_init_random_w": "authors variant (code eta, C), per-agent x0, their random W",
     "authors_variant/paper_hp": "authors variant at the paper's eta, C",
 }
-_TABLES = {"mnist": "Table I", "cifar10": "Table II"}
+_TABLES = {"tab01_mnist_accuracy": "Table I", "tab02_cifar10_accuracy": "Table II",
+           "tab05_mnist_ring_accuracy": "Table V", "tab06_cifar10_ring_accuracy": "Table VI"}
+# The decisive cell's graph and eps per dataset; a row elsewhere names its own.
+_CELL = {"mnist": ("bipartite", MNIST["epsilon"]), "cifar10": ("bipartite", CIFAR["epsilon"])}
 
 
-def _paper_cell(dataset: str, algorithm: str, epsilon: float) -> tuple[float, float]:
-    """Table I / II's mean and std for the study's cell (N = 10 bipartite, alpha_d = 0.25)."""
+def _setting_name(setting: str, lr: float, clip: float) -> str:
+    return SETTING_NAMES.get(setting, setting).format(lr=lr, clip=clip)
+
+
+def _where(dataset: str, graph: str, eps: float) -> str:
+    """The cell in words where it is not the decisive one (graph, eps)."""
+    default = _CELL[dataset]
+    parts = ([graph.replace("_", " ")] if graph != default[0] else []) + ([f"eps {eps:g}"] if eps != default[1] else [])
+    return ", ".join(parts)
+
+
+def _paper_cell(dataset: str, algorithm: str, epsilon: float, topology: str = "bipartite") -> tuple[float, float]:
+    """The paper's mean and std for one cell (N = 10, alpha_d = 0.25): Table I / II, or V / VI
+    on the ring."""
     from ...algorithms import display_name
     from ...reporting import load_reference
 
     ref = load_reference("dpdl", "dpdl_accuracy")
     row = ref[(ref["dataset"] == dataset) & (ref["algorithm"] == display_name(algorithm))
-              & (ref["topology"] == "bipartite") & (ref["n_agents"] == 10) & (ref["alpha_d"] == 0.25)
+              & (ref["topology"] == topology) & (ref["n_agents"] == 10) & (ref["alpha_d"] == 0.25)
               & (ref["epsilon"] == epsilon)]
     return (float(row["accuracy_mean"].iloc[0]), float(row["accuracy_std"].iloc[0])) if len(row) else (np.nan, np.nan)
 
 
+def _paper_top(dataset: str, topology: str, epsilon: float) -> str:
+    """The paper's strongest baseline of the dataset's cell algorithms in one cell."""
+    ref = {alg: _paper_cell(dataset, alg, epsilon, topology)[0] for alg in CELL_ALGORITHMS[dataset] if alg != "dpdl"}
+    return max(ref, key=ref.get)
+
+
 def table(store=None) -> pd.DataFrame:
-    """Per (dataset, setting, noise mode, algorithm): seeds stored, final average-model test
-    accuracy (mean and std over seeds, %), the agents' mean accuracy, σ, the accountant's ε
-    of the mechanism that ran, divergence, and the paper's value of the cell."""
+    """Per (dataset, setting, noise mode, graph, eps, algorithm): seeds stored, final
+    average-model test accuracy (mean and std over seeds, %), the agents' mean accuracy, σ,
+    the accountant's ε of the mechanism that ran, divergence, and the paper's value of the
+    cell."""
     from ...algorithms import display_name
 
     finals = study().finals(store)
     if finals.empty:
-        return pd.DataFrame(columns=["data", "setting", "noise", "algorithm", "seeds", "ours (%)", "ours std",
-                                     "agents (%)", "sigma", "accountant eps", "paper (%)", "paper std", "diverged"])
+        return pd.DataFrame(columns=["data", "setting", "noise", "graph", "eps", "algorithm", "seeds", "ours (%)",
+                                     "ours std", "agents (%)", "sigma", "accountant eps", "paper (%)", "paper std",
+                                     "diverged"])
     rows = []
-    for (dataset, setting, mode, alg), g in finals.groupby(["dataset", "setting", "mode", "algorithm"], sort=False):
-        eps = MNIST["epsilon"] if dataset == "mnist" else CIFAR["epsilon"]
-        paper, paper_std = _paper_cell(dataset, alg, eps) if not setting.startswith("authors") else (np.nan, np.nan)
+    keys = ["dataset", "setting", "mode", "topology", "epsilon", "algorithm"]
+    for (dataset, setting, mode, graph, eps, alg), g in finals.groupby(keys, sort=False):
+        paper, paper_std = (_paper_cell(dataset, alg, eps, graph) if not setting.startswith("authors")
+                            else (np.nan, np.nan))
         acc = 100 * g["avg_test_acc"]
-        rows.append({"data": g["dataset_label"].iloc[0], "setting": SETTING_NAMES.get(setting, setting),
-                     "noise": mode.replace("_", " "), "algorithm": display_name(alg), "seeds": len(g),
+        rows.append({"data": g["dataset_label"].iloc[0], "setting": _setting_name(setting, g["lr"].iloc[0],
+                                                                                   g["clip"].iloc[0]),
+                     "noise": mode.replace("_", " "), "graph": graph.replace("_", " "), "eps": eps,
+                     "algorithm": display_name(alg), "seeds": len(g),
                      "ours (%)": acc.mean(), "ours std": acc.std(ddof=1) if len(g) > 1 else np.nan,
                      "agents (%)": 100 * g["test_acc"].mean(), "sigma": g["sigma_mean"].mean(),
                      "accountant eps": g["epsilon_rdp_max"].max(), "paper (%)": paper, "paper std": paper_std,
                      "diverged": bool(g["diverged"].any()), "_dataset": dataset, "_setting": setting, "_mode": mode,
+                     "_topology": graph, "_epsilon": eps, "_lr": g["lr"].iloc[0], "_clip": g["clip"].iloc[0],
                      "_algorithm": alg, "_values": acc.tolist()})
     return pd.DataFrame(rows)
 
 
-# Seeds each side of the pair needs before "DPDL is best" is judged.
+# Seeds each side of the pair (each point of a trend) needs before a claim is judged.
 MIN_PAIR_SEEDS = 2
+_CELL_KEYS = ["_dataset", "_setting", "_mode", "_topology", "_epsilon"]
 
 
 def _seeded(g: pd.DataFrame, baseline: str) -> bool:
-    """Whether the study declares seeds 1 and 2 of DPDL and ``baseline`` in the setting of
-    ``g`` (one cell's rows of :func:`table`)."""
-    cell = (g["_dataset"].iloc[0], g["_setting"].iloc[0], g["_mode"].iloc[0])
-    seeded = {(r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["algorithm"]) for r in study().runs
-              if r.tags["seed"] in (1, 2)}
+    """Whether the study declares seeds 1 and 2 of DPDL and ``baseline`` in the cell of ``g``
+    (one cell's rows of :func:`table`)."""
+    cell = tuple(g[k].iloc[0] for k in _CELL_KEYS)
+    seeded = {(r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["topology"], r.tags["epsilon"],
+               r.tags["algorithm"]) for r in study().runs if r.tags["seed"] in (1, 2)}
     return all((*cell, alg) in seeded for alg in ("dpdl", baseline))
+
+
+# "DPDL is best" per (dataset, graph): Tables I-II on the decisive (bipartite) cells, V-VI on the ring.
+_BEST = {("mnist", "bipartite"): "tab01_mnist_accuracy", ("cifar10", "bipartite"): "tab02_cifar10_accuracy",
+         ("mnist", "ring"): "tab05_mnist_ring_accuracy", ("cifar10", "ring"): "tab06_cifar10_ring_accuracy"}
 
 
 def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
@@ -210,7 +289,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     from .claims import ACCURACY_TOL
 
     cell = CELL_ALGORITHMS[dataset]
-    eps = MNIST["epsilon"] if dataset == "mnist" else CIFAR["epsilon"]
+    graph, eps = g["_topology"].iloc[0], g["_epsilon"].iloc[0]
     a = g.loc["dpdl", "_values"]
     others = g.drop("dpdl")
     top = others["ours (%)"].idxmax()
@@ -218,7 +297,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     missing = [alg for alg in cell if alg not in g.index]
     compared = [_display(alg) for alg in cell if alg != "dpdl" and alg in g.index]
     not_in_study = [_display(alg) for alg in ALGORITHMS if alg not in cell]
-    ref = {alg: _paper_cell(dataset, alg, eps)[0] for alg in cell if alg != "dpdl"}
+    ref = {alg: _paper_cell(dataset, alg, eps, graph)[0] for alg in cell if alg != "dpdl"}
     paper_top = max(ref, key=ref.get)
     tol = margin_note(f"{ACCURACY_TOL} pp", [len(a), len(b)])
     scope = f"baselines compared: {', '.join(compared)}" + (
@@ -254,33 +333,99 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
         "why": f"{claim.evidence}; {scope}; {privacy}"})
 
 
+def _trend_points(dataset: str, rule: str, graph: str) -> list[tuple[str, float]]:
+    """The (graph, eps) points of one trend claim in the study's cell."""
+    cell = _CELL[dataset][1]
+    if rule == "grows_with_epsilon":
+        return [(graph, eps) for eps in SETTINGS[dataset]["epsilons"]]
+    return [("bipartite", cell), ("fully_connected", cell)]
+
+
+# DPDL's trends (the tables' other claims) per dataset: (table key, rule, graph of the eps steps).
+_TRENDS = {"mnist": [("tab01_mnist_accuracy", "grows_with_epsilon", "bipartite"),
+                     ("tab01_mnist_accuracy", "denser_is_better", "bipartite")],
+           "cifar10": [("tab02_cifar10_accuracy", "grows_with_epsilon", "bipartite"),
+                       ("tab02_cifar10_accuracy", "denser_is_better", "bipartite"),
+                       ("tab06_cifar10_ring_accuracy", "grows_with_epsilon", "ring")]}
+
+
+def _trend_claims(tab: pd.DataFrame) -> list:
+    """DPDL's growth with eps and with a denser graph, in the setting the study runs them
+    (:data:`TREND_SETTING`), by the paper's own rules (:data:`.claims.RULES`) on DPDL's seeds;
+    *inconclusive*, naming what is missing, until every point has :data:`MIN_PAIR_SEEDS`
+    seeds. The paper's numbers at the same points are beside ours."""
+    from ...claims import margin_note
+    from .claims import ACCURACY_TOL, RULES, TABLE_SPECS
+
+    out = []
+    dpdl = tab[tab["_algorithm"] == "dpdl"] if not tab.empty else tab
+    for dataset, trends in _TRENDS.items():
+        setting = TREND_SETTING[dataset][0]
+        rows = dpdl[(dpdl["_dataset"] == dataset) & (dpdl["_setting"] == setting) & (dpdl["_mode"] == "paper_noise")]
+        if rows.empty:
+            continue
+        by_point = {(r["_topology"], r["_epsilon"]): r["_values"] for r in rows.to_dict("records")}
+        name = _setting_name(setting, rows["_lr"].iloc[0], rows["_clip"].iloc[0])
+        for key, rule, graph in trends:
+            spec = next(x for x in TABLE_SPECS[key] if x.id.endswith(rule))
+            points = _trend_points(dataset, rule, graph)
+            label = " / ".join(f"{p[0].replace('_', ' ')}" if rule == "denser_is_better" else f"eps {p[1]:g}"
+                               for p in points)
+            paper = [_paper_cell(dataset, "dpdl", eps, g)[0] for g, eps in points]
+            cond = f"{dataset}, {name}, paper noise" + (f", {graph}" if graph != "bipartite" else "")
+            short = [p for p in points if len(by_point.get(p, [])) < MIN_PAIR_SEEDS]
+            seeds = [len(by_point.get(p, [])) for p in points]
+            tol = margin_note(f"{ACCURACY_TOL} pp", [max(n, 1) for n in seeds])
+            if short:
+                claim = spec.claim("inconclusive", "not judged: each point needs "
+                                   f"{MIN_PAIR_SEEDS} seeds; short: " + ", ".join(
+                                       f"{_where(dataset, *p) or 'the decisive cell'} ({seeds[points.index(p)]})"
+                                       for p in short), tol, condition=cond)
+            else:
+                frame = pd.DataFrame([{"noise": "paper_noise", "alpha_d": 0.25, "topology": g, "n_agents": 10,
+                                       "epsilon": eps, "algorithm": "dpdl", "ours_mean": float(np.mean(by_point[g, eps])),
+                                       "ours_std": float(np.std(by_point[g, eps], ddof=1)),
+                                       "runs": len(by_point[g, eps])} for g, eps in points])
+                claim = spec.judge(RULES[rule](spec.select(frame)), tol, condition=cond)
+            out.append(dataclasses.replace(claim, evidence={
+                "paper": f"DPDL {' / '.join(f'{v:.1f}' for v in paper)} ({label})",
+                "ours": f"DPDL {' / '.join(f'{np.mean(by_point[p]):.1f}' if p in by_point else '-' for p in points)}"
+                        f" ({'/'.join(str(n) for n in seeds)} seeds)",
+                "why": claim.evidence}))
+    return out
+
+
 def claims(tab: pd.DataFrame) -> list:
-    """"DPDL is best" (Table I / II) in every setting and noise mode the study has run, DPDL's
-    seeds against the best baseline's (margin: the paper's print precision plus 2 SE over
-    seeds), *inconclusive* until every algorithm of the cell is stored; and, as a check
+    """"DPDL is best" (Tables I / II on the decisive cells, V / VI on the ring) in every cell
+    the study has run, DPDL's seeds against the best baseline's (margin: the paper's print
+    precision plus 2 SE over seeds), *inconclusive* until every algorithm of the cell is
+    stored; DPDL's trends in eps and graph density (:func:`_trend_claims`); and, as a check
     beside the claims, whether DPDL's accuracy is the paper's, under paper noise only (the
     paper's number was produced under its own noise, not at equal ε). Each claim's
     ``evidence`` is a dict with ``paper`` and ``ours`` (numbers as text) and ``why``."""
     from ...claims import ClaimSpec
     from .claims import TABLE_SPECS
 
-    specs = {"mnist": TABLE_SPECS["tab01_mnist_accuracy"][0], "cifar10": TABLE_SPECS["tab02_cifar10_accuracy"][0]}
     out = []
     if tab.empty:
         return out
-    for (dataset, setting, mode), g in tab.groupby(["_dataset", "_setting", "_mode"], sort=False):
+    for (dataset, setting, mode, graph, eps), g in tab.groupby(_CELL_KEYS, sort=False):
         g = g.set_index("_algorithm")
         if "dpdl" not in g.index:
             continue
         a = g.loc["dpdl", "_values"]
-        cond = f"{dataset}, {SETTING_NAMES.get(setting, setting)}, {mode.replace('_', ' ')}"
+        where = _where(dataset, graph, eps)
+        cond = (f"{dataset}, {_setting_name(setting, g['_lr'].iloc[0], g['_clip'].iloc[0])}, {mode.replace('_', ' ')}"
+                + (f", {where}" if where else ""))
         paper, paper_std = g.loc["dpdl", "paper (%)"], g.loc["dpdl", "paper std"]
-        if len(g) > 1 and not setting.startswith("authors"):
-            out.append(_best_claim(specs[dataset], dataset, mode, g, cond))
+        best = _BEST.get((dataset, graph)) if eps == _CELL[dataset][1] else None
+        if len(g) > 1 and not setting.startswith("authors") and best:
+            out.append(_best_claim(TABLE_SPECS[best][0], dataset, mode, g, cond))
         if np.isfinite(paper) and mode == "paper_noise":
-            spec = ClaimSpec("dpdl", f"{_TABLES[dataset]}.dpdl_value", "DPDL's accuracy is the paper's", "",
-                             specs[dataset].where, "the study's cell, under paper noise (the noise the paper's number "
-                             "was produced under)",
+            key = _BEST[(dataset, "ring" if graph == "ring" else "bipartite")]
+            spec = ClaimSpec("dpdl", f"{_TABLES[key]}.dpdl_value", "DPDL's accuracy is the paper's", "",
+                             TABLE_SPECS[key][0].where,
+                             "the study's cell, under paper noise (the noise the paper's number was produced under)",
                              "our DPDL mean within the paper's mean +- 2 x (its std over 20 runs + our seed spread)",
                              kind="check")
             spread = np.std(a, ddof=1) if len(a) > 1 else 0.0
@@ -290,7 +435,7 @@ def claims(tab: pd.DataFrame) -> list:
                 "paper": f"{paper:.1f} +- {paper_std:.1f}", "ours": f"{np.mean(a):.1f} ({len(a)} seed{'s' * (len(a) > 1)})",
                 "why": f"ours - paper = {dist:+.1f} pp, margin {margin:.1f} pp"},
                 f"2 x (paper std {paper_std:.1f} + our seed std {spread:.1f})", condition=cond))
-    return out
+    return out + _trend_claims(tab)
 
 
 def _display(algorithm: str) -> str:
@@ -307,7 +452,11 @@ def answer(store=None) -> pd.DataFrame:
 
 
 def figure(store=None):
-    """Training loss and average-model test accuracy against round of every stored run."""
+    """Training loss and average-model test accuracy against round of every stored run: a pair
+    of panels per (dataset, setting, noise mode, graph), four pairs a row; a run at another eps
+    than the cell's says so in its label."""
+    import textwrap
+
     import matplotlib.pyplot as plt
 
     from ...algorithms import display_name
@@ -315,20 +464,31 @@ def figure(store=None):
     s = study()
     store = store or s.store()
     stored = [r for r in s.ordered() if r.found(store)]
-    panels = sorted({(r.tags["dataset"], r.tags["setting"], r.tags["mode"]) for r in stored})
-    fig, axes = plt.subplots(2, max(1, len(panels)), figsize=(4.2 * max(1, len(panels)), 6.2), squeeze=False)
-    for col, panel in enumerate(panels):
+    panel_of = {r.key: (r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["topology"]) for r in stored}
+    panels = sorted(set(panel_of.values()))
+    ncols = min(4, max(1, len(panels)))
+    nrows = -(-max(1, len(panels)) // ncols)
+    fig, axes = plt.subplots(2 * nrows, ncols, figsize=(4.2 * ncols, 3.1 * 2 * nrows), squeeze=False)
+    for i, panel in enumerate(panels):
+        top, bottom = axes[2 * (i // ncols), i % ncols], axes[2 * (i // ncols) + 1, i % ncols]
         for r in stored:
-            if (r.tags["dataset"], r.tags["setting"], r.tags["mode"]) != panel:
+            if panel_of[r.key] != panel:
                 continue
             _, hist = store.load_run(r.found(store))
-            label = f"{display_name(r.tags['algorithm'])} s{r.tags['seed']}"
-            for row, metric in enumerate(("train_loss_mean", "avg_test_acc")):
+            eps = "" if r.tags["epsilon"] == _CELL[r.tags["dataset"]][1] else f" eps {r.tags['epsilon']:g}"
+            label = f"{display_name(r.tags['algorithm'])}{eps} s{r.tags['seed']}"
+            for ax, metric in ((top, "train_loss_mean"), (bottom, "avg_test_acc")):
                 h = hist[hist["metric"] == metric].sort_values("round")
-                axes[row, col].plot(h["round"], h["value"], lw=1, label=label)
-        axes[0, col].set(title=f"{panel[0]}: {SETTING_NAMES.get(panel[1], panel[1])}\n{panel[2].replace('_', ' ')}",
-                         ylabel="training loss", yscale="log")
-        axes[1, col].set(xlabel="round", ylabel="average-model test accuracy")
-        axes[1, col].legend(fontsize=6)
+                ax.plot(h["round"], h["value"], lw=1, label=label)
+        dataset, setting, mode, graph = panel
+        name = _setting_name(setting, *next((r.tags["lr"], r.tags["clip"]) for r in stored if panel_of[r.key] == panel))
+        title = textwrap.fill(f"{dataset}, {graph.replace('_', ' ')}: {name}, {mode.replace('_', ' ')}", 42)
+        top.set_title(title, fontsize=8)
+        top.set(ylabel="training loss", yscale="log")
+        bottom.set(xlabel="round", ylabel="average-model test accuracy")
+        bottom.legend(fontsize=6)
+    for j in range(len(panels), nrows * ncols):
+        axes[2 * (j // ncols), j % ncols].set_axis_off()
+        axes[2 * (j // ncols) + 1, j % ncols].set_axis_off()
     fig.tight_layout()
     return fig
