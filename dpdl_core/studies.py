@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -56,9 +58,14 @@ class Job:
     def to_dict(self) -> dict:
         return {"function": self.function, **self.spec}
 
-    def compute(self) -> tuple[pd.DataFrame, dict]:
+    def compute(self, checkpoint_dir: Path | None = None) -> tuple[pd.DataFrame, dict]:
+        """Call the function; one that takes ``checkpoint_dir`` (a long job that can resume)
+        gets the folder to keep its partial work in."""
         module, name = self.function.split(":")
-        return getattr(importlib.import_module(module), name)(self.spec)
+        function = getattr(importlib.import_module(module), name)
+        if checkpoint_dir is not None and "checkpoint_dir" in inspect.signature(function).parameters:
+            return function(self.spec, checkpoint_dir=checkpoint_dir)
+        return function(self.spec)
 
 
 @dataclass(frozen=True)
@@ -214,11 +221,11 @@ def check_full_data(runs: Iterable[StudyRun], allow_subset: bool = False) -> dic
     Returns the data label per dataset. With ``allow_subset`` a subset is accepted (every
     caption of the study then says so, from each run's stored ``dataset_label``).
     """
-    from .data import describe, load_dataset
+    from .data import DATASETS, describe, load_dataset
     from .data.acquisition import MIRROR_ENV
 
     labels = {}
-    for name in sorted({r.dataset for r in runs if isinstance(r.work, ExperimentConfig)}):
+    for name in sorted({r.dataset for r in runs if r.dataset in DATASETS}):  # a paper's own data checks itself
         meta = load_dataset(name).meta
         if meta.get("subset") and not allow_subset:
             raise SubsetDataError(
@@ -306,13 +313,15 @@ def _compute_job(job: Job, store: ResultStore) -> None:
     from .provenance import provenance
 
     made_by, t0 = provenance(), time.perf_counter()
+    partial = store.checkpoint_path(job.hash).with_suffix("")  # a folder beside the runs' checkpoints
     with store.claim(job.hash):
         if store.has(job.hash):
             return
-        history, meta = job.compute()
+        history, meta = job.compute(partial)
         meta = {**meta, "wall_seconds": time.perf_counter() - t0, **made_by}
         store.save(job.hash, job.to_dict(), history, meta)
         store.log_event("stored", job.hash)
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def describe_runs(study: Study, store: ResultStore | None = None) -> str:

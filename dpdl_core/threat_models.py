@@ -35,6 +35,7 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -270,7 +271,9 @@ def attack_cell(
 
     ``config`` is the private run (its ε); the no-defence run is the same config with
     ``epsilon=None`` and σ fixed at 0. The result is cached in ``<store>/attacks/<key>.pt`` and loaded when
-    present, so an interrupted sweep of cells resumes at the first missing cell.
+    present, so an interrupted sweep of cells resumes at the first missing cell; while a cell
+    runs, each finished training's interceptions are kept beside it (``<key>.nd.pt``,
+    ``<key>.dp.pt``), so an interrupted cell resumes after its last finished training.
     """
     if config.epsilon is None:
         raise ValueError("attack_cell needs the private config (epsilon set); the no-defence run is derived from it")
@@ -286,7 +289,10 @@ def attack_cell(
     jobs: list[tuple[bool, Interception]] = []
     meta = {"spec": spec.to_dict(), "configs": {}, "sigma": {}, "train_sigma": {}}
     for private, cfg in runs.items():
-        found, info = intercept(cfg, spec)
+        stage = path.with_suffix(f".{'dp' if private else 'nd'}.pt")
+        if force:
+            stage.unlink(missing_ok=True)
+        found, info = _intercepted(cfg, spec, stage)
         jobs += [(private, it) for it in found]
         meta["configs"][str(private)] = cfg.to_dict()
         meta["sigma"][str(private)] = info["sigma"]
@@ -344,4 +350,20 @@ def attack_cell(
     buf = io.BytesIO()
     torch.save(vars(out), buf)
     atomic_write_bytes(path, buf.getvalue())
+    for stage in ("nd", "dp"):
+        path.with_suffix(f".{stage}.pt").unlink(missing_ok=True)
+    return out
+
+
+def _intercepted(config: ExperimentConfig, spec: AttackSpec, stage: Path) -> tuple[list[Interception], dict]:
+    """:func:`intercept`, kept in ``stage`` until the cell is done: training to the last
+    attacked round is most of a cell's time (hours at the paper's scale), so a cell stopped
+    during the other scenario's training or the inversion resumes after this one."""
+    if stage.exists():
+        return torch.load(stage, weights_only=False)
+    out = intercept(config, spec)
+    buf = io.BytesIO()
+    torch.save(out, buf)
+    stage.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(stage, buf.getvalue())
     return out

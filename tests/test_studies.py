@@ -366,7 +366,8 @@ def test_dpdl_study_runs_the_cifar10_runner_up_after_every_decisive_mnist_run():
     cifar = {r.tags["algorithm"] for r in st.runs if r.tags["dataset"] == "cifar10"}
     assert cifar == set(dpdl.CELL_ALGORITHMS["cifar10"]) and runner_up in cifar
     # The decisive cells (bipartite, the table's middle eps); the ring and the trends come after.
-    decisive = [r for r in st.runs if (r.tags["topology"], r.tags["epsilon"]) == dpdl._CELL[r.tags["dataset"]]]
+    decisive = [r for r in st.runs if (r.tags["topology"], r.tags["epsilon"]) == dpdl._CELL[r.tags["dataset"]]
+                and r.tags["setting"] != "attack"]
     last_mnist = max(r.priority for r in decisive if r.tags["dataset"] == "mnist")
     added = [r for r in decisive if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up]
     assert sorted(r.tags["seed"] for r in added) == [0, 1, 2]
@@ -490,3 +491,68 @@ def test_the_pdsl_answer_waits_for_the_cell_and_states_the_borrowed_seed_spread(
     assert rows["verdict"].isin(["holds", "fails", "inconclusive"]).all()
     assert "its seed std taken as" in rows.loc["tab01.best", "tolerance"]
     assert "accountant eps" in rows.loc["tab01.best", "why"]
+
+
+def _tiny_attack_spec(dataset: str = "mnist") -> dict:
+    """The study's attack cell at the ``smoke`` profile, shrunk to seconds."""
+    from dpdl_core.papers.dpdl.attack_study import attack_spec
+
+    spec = attack_spec(dataset, "smoke")
+    spec["config"].update(rounds=2, train_samples=400)
+    spec["attack"].update(rounds=[1, 2], n_victims=2)
+    spec["attack"]["inversion"].update(iterations=20, restarts=1)
+    return spec
+
+
+@pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
+def test_dpdl_attack_cell_is_stored_then_judged_by_the_papers_rule(tmp_path, monkeypatch):
+    """An attack cell computed as a study job lands in the store as one history (a row per
+    image and metric) and is judged per channel with the paper's numbers beside ours; its
+    partial work is gone once it is stored."""
+    from dpdl_core.papers.dpdl import study as dpdl
+    from dpdl_core.papers.dpdl.attack_study import ATTACK_FUNCTION, ATTACK_METRICS
+    from dpdl_core.studies import run_study
+
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    run = StudyRun("mnist/attack/bipartite_n10", "", 0, Job(ATTACK_FUNCTION, _tiny_attack_spec()), 1.0,
+                   {"dataset": "mnist", "setting": "attack"})
+    st = Study("dpdl", "toy", (run,))
+    store = st.store(tmp_path)
+    with pytest.raises(SubsetDataError, match="data_full"):  # the attack job's data is checked like a run's
+        run_study(st, root=tmp_path, log=lambda line: None)
+    assert run_study(st, root=tmp_path, allow_subset=True, log=lambda line: None) == 1
+    _, hist = store.load_run(run.hash)
+    scenarios = {"ND-CG", "ND-MM", "DPDL-CG", "DPDL-MM"}
+    assert set(hist["metric"]) == {f"{s}/{m}" for s in scenarios for m in ATTACK_METRICS}
+    assert len(hist) == len(scenarios) * len(ATTACK_METRICS) * 2 * 2  # 2 rounds x 2 victims
+    assert not store.checkpoint_path(run.hash).with_suffix("").exists()
+    claims = dpdl._attack_claims(store, st)
+    assert sorted((c.id, c.condition.rsplit(", ", 1)[1]) for c in claims) == [
+        ("attack.metrics", "CG channel"), ("attack.metrics", "MM channel"),
+        ("attack.success", "CG channel"), ("attack.success", "MM channel")]
+    assert all(c.verdict in ("holds", "fails", "inconclusive") for c in claims)
+    metrics = [c for c in claims if c.id == "attack.metrics"][0]
+    assert metrics.evidence["paper"].startswith("MSE ND 0.84 vs DP 1.37")  # Table III, bipartite N = 10, CG
+    assert "mnist, bipartite N = 10, round 2" in metrics.condition
+
+
+@pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
+def test_an_attack_cell_resumes_after_its_last_finished_training(tmp_path, monkeypatch):
+    """Training to the last attacked round is most of a cell's time: a cell stopped after one
+    training does not train it again, and leaves no stage file once it is done."""
+    from dpdl_core import threat_models
+    from dpdl_core.papers.dpdl.attack_study import _attack
+
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    cfg, spec = _attack(_tiny_attack_spec())
+    store = ResultStore(tmp_path)
+    path = tmp_path / "attacks" / f"{threat_models._cell_key(cfg, spec)}.pt"
+    nd = cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0)
+    threat_models._intercepted(nd, spec, path.with_suffix(".nd.pt"))  # the no-defence training finished
+    trained = []
+    real = threat_models.intercept
+    monkeypatch.setattr(threat_models, "intercept", lambda c, s: trained.append(c.epsilon) or real(c, s))
+    res = threat_models.attack_cell(cfg, spec, store=store)
+    assert trained == [cfg.epsilon]  # only the private training ran
+    assert set(res.metrics["scenario"]) == {"ND-CG", "ND-MM", "DPDL-CG", "DPDL-MM"}
+    assert path.exists() and not list(path.parent.glob("*.nd.pt")) and not list(path.parent.glob("*.dp.pt"))

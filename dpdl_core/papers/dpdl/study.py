@@ -34,6 +34,10 @@ seeds 1 and 2
     on the ring: DPDL at the table's other two ε) and with a denser graph (Tables I, II: DPDL
     on the fully connected graph), seeds 0-2 of every point.
 
+``attack`` (priority 10 MNIST, 12 CIFAR-10)
+    One gradient-inversion cell per dataset (Tables III-IV, Figures 5-6), a job of
+    :mod:`.attack_study`: the ``paper`` profile's attack on the bipartite graph with N = 10.
+
 A cell's "DPDL is best" is judged only once every algorithm of its row is stored; until then
 its verdict is *inconclusive* and names what is missing. A trend is judged once each of its
 points has :data:`MIN_PAIR_SEEDS` seeds.
@@ -45,7 +49,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ...studies import Study, StudyRun
+from ...studies import Job, Study, StudyRun
+from .attack_study import ATTACK_FUNCTION, attack_spec, estimate_seconds
 from .presets import SETTINGS, preset
 
 __all__ = ["ALGORITHMS", "study"]
@@ -176,9 +181,19 @@ def study() -> Study:
                     add(f"{dataset}/{setting}/paper_noise/{part}/{alg}/seed{seed}", _purpose(dataset, graph, eps, cell),
                         seed_prio, preset(dataset, topology=graph, algorithm=alg, sigma_rule="authors_code", seed=seed,
                                           **{**base, "epsilon": eps}, **hp))
+    # 10, 12: the gradient-inversion cell of each dataset (Tables III-IV, Figures 5-6).
+    for dataset, prio in (("mnist", 10), ("cifar10", 12)):
+        job = Job(ATTACK_FUNCTION, attack_spec(dataset))
+        cfg = job.spec["config"]
+        runs.append(StudyRun(f"{dataset}/attack/bipartite_n10", f"Table {'III' if dataset == 'mnist' else 'IV'}, "
+                             f"Figure {5 if dataset == 'mnist' else 6}: does DP defeat gradient inversion?", prio, job,
+                             estimate_seconds(job.spec),
+                             {"dataset": dataset, "setting": "attack", "mode": "paper_noise", "algorithm": "dpdl",
+                              "seed": cfg["seed"], "topology": cfg["topology"], "epsilon": cfg["epsilon"],
+                              "lr": cfg["lr"], "clip": cfg["clip"]}))
     return Study(
         paper="dpdl",
-        title="DPDL study (Tables I-II decisive cells, Tables V-VI ring cells, DPDL's trends; full data)",
+        title="DPDL study (Tables I-VI: decisive cells, ring cells, DPDL's trends, the attack; full data)",
         runs=tuple(runs),
         order=0,
         notes="MNIST eps 0.5 / CIFAR-10 eps 4, N = 10 bipartite, alpha_d = 0.25, B = 216; paper scale, full data.",
@@ -395,18 +410,19 @@ def _trend_claims(tab: pd.DataFrame) -> list:
     return out
 
 
-def claims(tab: pd.DataFrame) -> list:
+def claims(tab: pd.DataFrame, store=None) -> list:
     """"DPDL is best" (Tables I / II on the decisive cells, V / VI on the ring) in every cell
     the study has run, DPDL's seeds against the best baseline's (margin: the paper's print
     precision plus 2 SE over seeds), *inconclusive* until every algorithm of the cell is
-    stored; DPDL's trends in eps and graph density (:func:`_trend_claims`); and, as a check
+    stored; DPDL's trends in eps and graph density (:func:`_trend_claims`); as a check
     beside the claims, whether DPDL's accuracy is the paper's, under paper noise only (the
-    paper's number was produced under its own noise, not at equal ε). Each claim's
-    ``evidence`` is a dict with ``paper`` and ``ours`` (numbers as text) and ``why``."""
+    paper's number was produced under its own noise, not at equal ε); and, given the
+    ``store``, the attack claims of every stored attack cell (:func:`_attack_claims`). Each
+    claim's ``evidence`` is a dict with ``paper`` and ``ours`` (numbers as text) and ``why``."""
     from ...claims import ClaimSpec
     from .claims import TABLE_SPECS
 
-    out = []
+    out = [] if store is None else _attack_claims(store)
     if tab.empty:
         return out
     for (dataset, setting, mode, graph, eps), g in tab.groupby(_CELL_KEYS, sort=False):
@@ -444,11 +460,45 @@ def _display(algorithm: str) -> str:
     return display_name(algorithm)
 
 
+def _attack_claims(store, s: Study | None = None) -> list:
+    """The attack claims (:func:`.claims.attack_claims`, per channel) of every stored attack
+    cell of ``s`` (default: the study): DP against no defence at the last attacked round,
+    our means and the paper's beside."""
+    from .attack_study import attack_frame
+    from .claims import attack_claims
+
+    out = []
+    for r in (s or study()).runs:
+        h = r.found(store) if r.tags["setting"] == "attack" else None
+        if h is None:
+            continue
+        header, hist = store.load_run(h)
+        frame = attack_frame(hist, r.work.spec)
+        spec = r.work.spec
+        where = (f"{spec['config']['dataset']}, {spec['config']['topology'].replace('_', ' ')} N = "
+                 f"{spec['config']['n_agents']}, round {max(spec['attack']['rounds'])}, "
+                 f"{spec['attack']['n_victims']} victims x {spec['attack']['inversion']['restarts']} restarts x "
+                 f"{spec['attack']['inversion']['iterations']:,} iterations")
+        for c in attack_claims(frame):
+            rows = frame[frame["scenario"].str.endswith(f"-{c.condition}")].set_index(["scenario", "metric"])
+            nd, dp = f"ND-{c.condition}", f"DPDL-{c.condition}"
+            metrics = ["MSE", "PSNR", "SSIM_x100"] + (["success_%"] if c.id == "attack.success" else [])
+
+            def side(col):
+                return "; ".join(f"{m} ND {rows.loc[(nd, m), col]:.3g} vs DP {rows.loc[(dp, m), col]:.3g}"
+                                 for m in metrics if np.isfinite(rows.loc[(nd, m), col]))
+            out.append(dataclasses.replace(c, condition=f"{where}, {c.condition} channel", evidence={
+                "paper": side("paper") or "no numbers (Figures 5-6 show images)", "ours": side("ours"),
+                "why": c.evidence}))
+    return out
+
+
 def answer(store=None) -> pd.DataFrame:
     """Rows of the "Does it replicate?" table for DPDL, from the committed store."""
     from ...answer import answer_frame
 
-    return answer_frame(claims(table(store)))
+    store = store or study().store()
+    return answer_frame(claims(table(store), store))
 
 
 def figure(store=None):
@@ -463,7 +513,7 @@ def figure(store=None):
 
     s = study()
     store = store or s.store()
-    stored = [r for r in s.ordered() if r.found(store)]
+    stored = [r for r in s.ordered() if r.tags["setting"] != "attack" and r.found(store)]
     panel_of = {r.key: (r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["topology"]) for r in stored}
     panels = sorted(set(panel_of.values()))
     ncols = min(4, max(1, len(panels)))
