@@ -1,11 +1,18 @@
-"""The PDSL study (``make studies PAPER=pdsl``): one cell of Table I at the paper's scale.
+"""The PDSL study (``make studies PAPER=pdsl``): cells of Tables I-II at the paper's scale.
 
-MNIST, fully connected, M = 10, ε = 0.3, 200 rounds, B = 250, all 60,000 training images,
-the per-message σ rule: the four baselines, PDSL as written (batch clipping) and PDSL with
-per-sample clipping, plus three controls beyond the paper: σ = 0 (the ceiling: what the
-Shapley weighting reaches without noise), equal ε (every algorithm's σ from the accountant
-for its own messages, ``rdp``) and uniform weights (``floor = 1``: every share 1/n, so
-π = 1/(n·ω) keeps eq (20)'s scale; isolates what the Shapley weighting adds).
+The first cell: MNIST, fully connected, M = 10, ε = 0.3, 200 rounds, B = 250, all 60,000
+training images, the per-message σ rule: the four baselines, PDSL as written (batch clipping)
+and PDSL with per-sample clipping, plus three controls beyond the paper: σ = 0 (the ceiling:
+what the Shapley weighting reaches without noise), equal ε (every algorithm's σ from the
+accountant for its own messages, ``rdp``) and uniform weights (``floor = 1``: every share
+1/n, so π = 1/(n·ω) keeps eq (20)'s scale; isolates what the Shapley weighting adds).
+
+Then, after it, the cells that decide the paper's other claims (:func:`cells`): MNIST on the
+bipartite and ring graphs (Figures 2-3, Table I's other graphs), PDSL at Table I's other ε
+(its growth with ε), CIFAR-10 on the fully connected and bipartite graphs at Table II's
+largest ε (Table II, Figures 4-5), and MNIST fully connected at M = 20 (PDSL's stability in
+M, Figure 1 and Table I). Each has PDSL and the four baselines (seed 0) and seeds 1-2 of the
+paper's strongest baseline there; the ε points are PDSL's alone.
 
 Shrunk on a CPU, and said so in every key and caption: |Q| = 500 validation images instead
 of 2,000 (the Shapley games cost ~1 min per round on one core at |Q| = 500 and ~3 min at
@@ -13,47 +20,133 @@ of 2,000 (the Shapley games cost ~1 min per round on one core at |Q| = 500 and ~
 permutations (the paper's R is not given; 10 is the spec's value). On a GPU the same runs
 at |Q| = 2,000 are :func:`study` ``(validation_samples=2000)``.
 
-One seed of each PDSL run (about 3 core-hours each here); seeds 1 and 2 of the four
-baselines (about 20 minutes each) measure the seed spread at this scale, which the verdicts
-take as PDSL's too (:func:`claims`).
+One seed of each PDSL run (about 3 core-hours each here); the baselines' seeds measure the
+seed spread at this scale, which the verdicts take as PDSL's too (:func:`claims`).
 """
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ...answer import answer_frame
 from ...claims import Comparison, margin_from_stats
 from ...studies import Study, StudyRun
-from .claims import ACCURACY_TOL, BASELINES, FIGURE_SPECS, TABLE_SPECS, figure_claims, variant_spec
-from .figures import FINAL_WINDOW, PAPER_M, GridSettings, Run, accuracy_table, grid, load_runs
+from .claims import ACCURACY_TOL, BASELINES, FIGURE_SPECS, TABLE_SPECS, figure_claims, table_claims, variant_spec
+from .figures import (FIGURES, FINAL_WINDOW, PAPER_M, PAPER_NAMES, TABLES, GridSettings, Run, accuracy_table, grid,
+                      load_runs)
 
-__all__ = ["CPU_VALIDATION_SAMPLES", "answer", "cell_runs", "claims", "study", "table"]
+__all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "claims", "study", "table"]
 
 CPU_VALIDATION_SAMPLES = 500
 EPSILON = 0.3
-# Seconds per round on one core (measured: PDSL 55-90 s/round at |Q| = 500 under load; the
-# baselines 6.6 s/round with a second study worker on the other core, most of it the
-# evaluation of 11 models on the 10,000 test images every 5 rounds).
+# Seconds per round on one core, M = 10 (measured: PDSL 55-90 s/round at |Q| = 500 under
+# load on the fully connected graph; the baselines 6.6 s/round with a second study worker on
+# the other core, most of it the evaluation of 11 models on the 10,000 test images every 5
+# rounds). Other cells are scaled (estimates): the baselines by M, PDSL's Shapley games by
+# their evaluations per round (fully connected: M agents x R = 10 permutations of M players;
+# bipartite M = 10: 2^6 exact coalitions; ring: 2^3), CIFAR-10 by 3 (its larger CNN).
 _SECONDS_PER_ROUND = {"pdsl": 60.0, "other": 6.6}
-# What Figure 1 shows for its loss claim (curves, no numbers).
+_GAME_SCALE = {"fully_connected": 1.0, "bipartite": 0.64, "ring": 0.08}
+_DATA_SCALE = {"mnist": 1.0, "cifar10": 3.0}
+# What the figures show for their loss claims (curves, no numbers).
 _LOSS_PAPER = "PDSL's loss below every baseline's (Figure 1 has curves, no numbers)"
 # Labels of the controls (beyond the paper).
 SIGMA0, EQUAL_EPS, UNIFORM = "PDSL sigma=0 (control)", "PDSL equal eps (control)", "PDSL uniform weights (control)"
+_SHORT = {"fully_connected": "fc", "bipartite": "bipartite", "ring": "ring"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (dataset, graph, ε, M) cell of the study.
+
+    Attributes
+    ----------
+    dataset, topology, epsilon, m : the cell.
+    paper_m : int
+        The paper's M the cell stands for (its own, or by rank at a smaller profile's M).
+    decides : str
+        What the cell is for (the runs' purpose).
+    priority : int
+        Its runs' priority (lower runs first).
+    pdsl_only : bool
+        Only PDSL runs there (a point of PDSL's growth with ε).
+    """
+
+    dataset: str
+    topology: str
+    epsilon: float
+    m: int
+    paper_m: int
+    decides: str
+    priority: int
+    pdsl_only: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.dataset}/{_SHORT[self.topology]}{self.m}/eps{self.epsilon:g}"
+
+    def words(self) -> str:
+        return f"{self.dataset}, {self.topology.replace('_', ' ')}, M = {self.m}, eps {self.epsilon:g}"
 
 
 def _m(profile: str) -> int:
     return min(GridSettings.from_profile(profile, "mnist").n_agents)
 
 
-def cell_runs(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "paper") -> list[Run]:
-    """The cell's runs as the Table I notebook declares them (fully connected, eps 0.3, the
-    profile's smallest M; every seed of the profile), at |Q| = ``validation_samples``; then
-    the three controls (seed 0)."""
+def cells(profile: str = "paper") -> list[Cell]:
+    """The study's cells at ``profile``'s scale (its smallest M; its ε grid), first to last."""
+    ms, cs = GridSettings.from_profile(profile, "mnist"), GridSettings.from_profile(profile, "cifar10")
+    m, m_max, cifar_eps = min(ms.n_agents), max(ms.n_agents), max(cs.epsilons)
+    small, large = PAPER_M[0], PAPER_M[-1]  # by rank, as the notebooks compare a smaller profile's M
+    out = [Cell("mnist", "fully_connected", EPSILON, m, small,
+                f"Table I, MNIST FC M = {m}, eps {EPSILON:g}: is PDSL best?", 5)]
+    out += [Cell("mnist", topo, EPSILON, m, small, f"Table I and Figure {fig}: PDSL best, lower loss ({topo})?", 9)
+            for topo, fig in (("bipartite", 2), ("ring", 3))]
+    out += [Cell("mnist", "fully_connected", eps, m, small, "Table I: does PDSL's accuracy grow with eps?", 10, True)
+            for eps in ms.epsilons if eps != EPSILON]
+    out += [Cell("cifar10", topo, cifar_eps, m, small, f"Table II and Figure {fig}: PDSL best, lower loss ({topo})?",
+                 11) for topo, fig in (("fully_connected", 4), ("bipartite", 5))]
+    if m_max != m:
+        out.append(Cell("mnist", "fully_connected", EPSILON, m_max, large, "Table I and Figure 1: is PDSL stable in M?",
+                        12))
+    return out
+
+
+def _paper_top(cell: Cell) -> str:
+    """The paper's strongest baseline in ``cell`` (its display label)."""
+    ref = _reference(cell)
+    return ref.drop("PDSL", errors="ignore").idxmax()
+
+
+def _reference(cell: Cell) -> pd.Series:
+    """The paper's accuracy (%) of each algorithm in ``cell``, by display label."""
+    from ...reporting import load_reference
+
+    ref = load_reference("pdsl", "pdsl_accuracy")
+    hit = ref[(ref["dataset"] == cell.dataset) & (ref["topology"] == cell.topology) & (ref["epsilon"] == cell.epsilon)
+              & (ref["n_agents"] == cell.paper_m)].drop_duplicates("algorithm")
+    from ...algorithms import display_name
+
+    return hit.set_index(hit["algorithm"].map(lambda a: display_name(PAPER_NAMES[a])))["accuracy"] * 100
+
+
+def cell_runs(cell: Cell, validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "paper") -> list[Run]:
+    """The cell's runs as the notebooks' grid declares them, at |Q| = ``validation_samples``:
+    in the first cell every curve and seed of the profile and the three controls (seed 0);
+    elsewhere PDSL and the baselines (seed 0) and every seed of the paper's strongest baseline
+    there; at an ε point PDSL alone."""
+    first = cell == cells(profile)[0]
     runs = [Run(r.label, r.config.replace(validation_samples=validation_samples))
-            for r in grid("mnist", ["fully_connected"], profile)
-            if r.config.epsilon == EPSILON and r.config.n_agents == _m(profile)]
+            for r in grid(cell.dataset, [cell.topology], profile)
+            if r.config.epsilon == cell.epsilon and r.config.n_agents == cell.m]
+    if not first:
+        top = None if cell.pdsl_only else _paper_top(cell)
+        keep = {"PDSL"} if cell.pdsl_only else {"PDSL", *BASELINES}
+        runs = [r for r in runs if r.label in keep and (r.config.seed == 0 or r.label == top)]
+        return runs
     pdsl = next(r.config for r in runs if r.label == "PDSL" and r.config.seed == 0)
     controls = {SIGMA0: pdsl.replace(epsilon=None), EQUAL_EPS: pdsl.replace(sigma_rule="rdp"),
                 # floor = 1: every share 1/n, eq (20)'s scale kept: isolates the Shapley weighting
@@ -61,32 +154,43 @@ def cell_runs(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "
     return runs + [Run(label, cfg) for label, cfg in controls.items()]
 
 
+def _estimate(cell: Cell, cfg) -> float:
+    if cfg.algorithm == "pdsl":
+        game = _GAME_SCALE[cell.topology] * ((cell.m / 10) ** 2 if cell.topology == "fully_connected" else 1.0)
+        per_round = _SECONDS_PER_ROUND["pdsl"] * game + _SECONDS_PER_ROUND["other"]
+    else:
+        per_round = _SECONDS_PER_ROUND["other"] * cell.m / 10
+    return cfg.rounds * per_round * _DATA_SCALE[cell.dataset]
+
+
 def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "paper") -> Study:
-    """The cell's runs; ``validation_samples`` is |Q| (2,000 in the paper); ``profile`` the
+    """The cells' runs; ``validation_samples`` is |Q| (2,000 in the paper); ``profile`` the
     scale (the study is the ``paper`` profile's; a smaller one serves the tests)."""
     tag, m = f"Q{validation_samples}", _m(profile)
     runs = []
-    # Seed 0 of every curve first (the cell's row), then the baselines' seeds 1 and 2.
-    for r in sorted(cell_runs(validation_samples, profile), key=lambda r: r.config.seed != 0):
-        cfg = r.config
-        pdsl = cfg.algorithm == "pdsl"
-        if r.label in (SIGMA0, EQUAL_EPS, UNIFORM):
-            purpose, prio = "beyond the paper: what limits PDSL as written", 8
-        elif cfg.seed == 0:
-            purpose, prio = f"Table I, MNIST FC M = {m}, eps {EPSILON}: is PDSL best?", 6 if pdsl else 5
-        elif pdsl:
-            continue  # one seed of PDSL (hours each); the baselines' seeds give the spread
-        else:
-            purpose, prio = "seed spread at this scale (taken as PDSL's too)", 5
-        seed = f"/seed{cfg.seed}" if cfg.seed else ""
-        runs.append(StudyRun(f"mnist/fc{m}/eps{EPSILON:g}/{tag}/{r.label}{seed}", purpose, prio, cfg,
-                             cfg.rounds * _SECONDS_PER_ROUND["pdsl" if pdsl else "other"],
-                             {"label": r.label, "seed": cfg.seed}))
-    return Study(paper="pdsl", title=f"PDSL study (Table I cell MNIST FC M = {m}, eps = {EPSILON:g}, "
+    for cell in cells(profile):
+        first = cell.priority == 5
+        # Seed 0 of every curve first (the cell's row), then the baselines' other seeds.
+        for r in sorted(cell_runs(cell, validation_samples, profile), key=lambda r: r.config.seed != 0):
+            cfg = r.config
+            pdsl = cfg.algorithm == "pdsl"
+            if r.label in (SIGMA0, EQUAL_EPS, UNIFORM):
+                purpose, prio = "beyond the paper: what limits PDSL as written", 8
+            elif cfg.seed == 0:
+                purpose, prio = cell.decides, (6 if pdsl else 5) if first else cell.priority
+            elif pdsl:
+                continue  # one seed of PDSL (hours each); the baselines' seeds give the spread
+            else:
+                purpose, prio = "seed spread at this scale (taken as PDSL's too)", 5 if first else cell.priority
+            seed = f"/seed{cfg.seed}" if cfg.seed else ""
+            runs.append(StudyRun(f"{cell.name}/{tag}/{r.label}{seed}", purpose, prio, cfg, _estimate(cell, cfg),
+                                 {"label": r.label, "seed": cfg.seed, "cell": cell.name}))
+    return Study(paper="pdsl", title=f"PDSL study (Tables I-II cells, first MNIST FC M = {m}, eps = {EPSILON:g}; "
                                      f"|Q| = {validation_samples})",
                  runs=tuple(runs), order=2,
                  notes=f"Shrunk for a CPU: |Q| = {validation_samples} (paper 2,000), stratified Monte Carlo Shapley "
-                       "R = 10; 200 rounds, B = 250, full MNIST; one seed of PDSL, three of each baseline.")
+                       "R = 10; 200 rounds, B = 250, full data; one seed of PDSL, three of each baseline in the first "
+                       "cell and of the paper's strongest baseline in the others.")
 
 
 def table(store=None):
@@ -94,95 +198,199 @@ def table(store=None):
     return study().finals(store)
 
 
-def _stored(store, profile: str, validation_samples: int) -> list[Run]:
-    """The study's stored runs, each as the config it is stored under
-    (:meth:`~dpdl_core.studies.StudyRun.stored_work`)."""
-    runs = study(validation_samples, profile).runs
-    return [Run(r.tags["label"], w) for r in runs if (w := r.stored_work(store)) is not None]
+_CONTROLS = (SIGMA0, EQUAL_EPS, UNIFORM)
+# The figure each (dataset, graph) panel belongs to, and each dataset's table.
+_FIGURE = {(d, t): key for key, (d, t, _) in FIGURES.items()}
+_TABLE = {d: key for key, (_, d) in TABLES.items()}
 
 
-def _with_spread(t: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """PDSL's rows (one seed) given the seed std of the strongest baseline (three seeds): the
-    seed spread at this scale, measured on the baseline, stated in the tolerance."""
-    base = t[t["label"].isin(BASELINES)]
-    top = base.loc[base["ours"].idxmax()]
+def _cells_for(spec_id: str, the_cells: list[Cell]) -> list[Cell]:
+    """The cells a claim is judged on: "best" every cell of its table with baselines, the
+    growth with ε the fully connected cells at the first cell's M and ε points, the
+    stability in M the fully connected cells at the first cell's ε, a figure's loss claims
+    its panel's cells."""
+    first = the_cells[0]
+    fig, rule = spec_id.split(".", 1)
+    fc = [c for c in the_cells if c.topology == "fully_connected" and c.dataset == first.dataset]
+    if fig.startswith("tab"):
+        dataset = next(d for d, key in _TABLE.items() if key.startswith(fig))
+        if rule == "best":
+            return [c for c in the_cells if c.dataset == dataset and not c.pdsl_only]
+        if rule == "grows_with_epsilon":
+            return [c for c in fc if c.m == first.m]
+        return [c for c in fc if c.epsilon == first.epsilon]  # stable_in_m
+    panel = [c for c in the_cells if _FIGURE.get((c.dataset, c.topology), "").startswith(fig) and not c.pdsl_only]
+    return [c for c in panel if c.epsilon == first.epsilon] if rule == "stable_in_m" else panel
+
+
+def _with_spread(t: pd.DataFrame, first: Cell) -> tuple[pd.DataFrame, str]:
+    """Every one-seed row of ``t`` given the seed std of its cell's seeded baseline (three
+    seeds), or the first cell's strongest for a cell with none (PDSL's ε points): the seed
+    spread at this scale, measured on a baseline, stated in the tolerance."""
+    cell = ["topology", "epsilon", "n_agents"]
+    seeded = t[t["label"].isin(BASELINES) & (t["runs"] > 1)]
+    seeded = seeded.loc[seeded.groupby(cell)["ours"].idxmax()].set_index(cell) if len(seeded) else seeded
     t = t.copy()
-    one = (~t["label"].isin(BASELINES)) & (t["runs"] == 1)
-    t.loc[one, "ours_std"] = top["ours_std"]
-    note = (f"{ACCURACY_TOL} pp + 2 SE; PDSL: 1 seed, its seed std taken as {top['label']}'s "
-            f"({top['ours_std']:.2f} pp over {int(top['runs'])} seed{'s' * (int(top['runs']) > 1)})")
-    return t, note
+    notes = []
+    for key, g in t.groupby(cell):
+        source = key if key in seeded.index else (first.topology, first.epsilon, first.m)
+        if source not in seeded.index:
+            continue
+        src = seeded.loc[source]
+        one = g.index[g["runs"] == 1]
+        t.loc[one, "ours_std"] = src["ours_std"]
+        if len(one):
+            notes.append(f"{key[0].replace('_', ' ')} M={key[2]} eps {key[1]:g}: {src['label']}'s "
+                         f"{src['ours_std']:.2f} pp over {int(src['runs'])} seeds")
+    spread = ("one-seed rows (PDSL's always) take the seed std of a seeded baseline: " + "; ".join(notes) if notes
+              else "no baseline has two seeds: no seed spread")
+    return t, f"{ACCURACY_TOL} pp + 2 SE; {spread}"
 
 
-def _paper_text() -> str:
-    """Table I's PDSL and best baseline in the study's cell (MNIST, fully connected, eps 0.3,
-    M = 10: the paper's smallest M, which a smaller profile's M stands for)."""
-    from ...reporting import load_reference
+def _missing(cell: Cell, runs, store) -> list[str]:
+    """The paper's curves of ``cell`` not yet stored (its controls and variants aside)."""
+    return [f"{r.tags['label']} seed {r.tags['seed']}" for r in runs
+            if r.tags["cell"] == cell.name and r.tags["label"] not in _CONTROLS
+            and not r.tags["label"].startswith("PDSL (") and r.found(store) is None]
 
-    ref = load_reference("pdsl", "pdsl_accuracy")
-    cell = ref[(ref["dataset"] == "mnist") & (ref["topology"] == "fully_connected") & (ref["epsilon"] == EPSILON)
-               & (ref["n_agents"] == PAPER_M[0])].drop_duplicates("algorithm").set_index("algorithm")["accuracy"] * 100
-    base = cell.drop("PDSL")
-    return f"PDSL {cell['PDSL']:.1f} vs {base.idxmax()} {base.max():.1f} (best of the four baselines; M = {PAPER_M[0]})"
+
+def _short(cell: Cell) -> str:
+    return f"{_SHORT[cell.topology]} M={cell.m} eps {cell.epsilon:g}"
+
+
+def _paper_side(spec_id: str, wanted: list[Cell]) -> str:
+    """The paper's numbers (Tables I-II) a claim is judged against, or what its figure shows."""
+    rule = spec_id.split(".", 1)[1]
+    if spec_id.startswith("fig"):
+        key = next(k for k in FIGURES if k.startswith(spec_id.split(".")[0]))
+        named = FIGURE_SPECS[key][0].applies["label"][1:]
+        what = "nearly unchanged with M" if rule == "stable_in_m" else f"below {', '.join(named)}'s"
+        return f"PDSL's loss {what} (the figure has curves, no numbers)"
+    refs = {c: _reference(c) for c in wanted}
+    if rule == "grows_with_epsilon":
+        pts = sorted(wanted, key=lambda c: c.epsilon)
+        return (f"PDSL {' / '.join(format(refs[c]['PDSL'], '.1f') for c in pts)} "
+                f"({' / '.join(f'eps {c.epsilon:g}' for c in pts)})")
+    if rule == "stable_in_m":
+        lo, hi = min(wanted, key=lambda c: c.m), max(wanted, key=lambda c: c.m)
+        return f"drop M = {lo.paper_m} -> {hi.paper_m}: " + ", ".join(
+            f"{lab} {refs[lo][lab] - refs[hi][lab]:.1f}" for lab in refs[lo].index if lab in refs[hi].index)
+    return "; ".join(f"{_short(c)}: PDSL {refs[c]['PDSL']:.1f} vs {refs[c].drop('PDSL').idxmax()} "
+                     f"{refs[c].drop('PDSL').max():.1f}" for c in wanted)
+
+
+def _ours_side(spec_id: str, t: pd.DataFrame, final: pd.DataFrame | None) -> str:
+    """Our numbers on the cells a claim was judged on (accuracy in %, final training loss)."""
+    rule = spec_id.split(".", 1)[1]
+    if final is not None:
+        means = final.groupby(["n_agents", "label"])["value"].mean()
+        return "; ".join(f"M={m}: final loss " + ", ".join(f"{lab} {v:.3g}" for lab, v in g.droplevel(0).items())
+                         for m, g in means.groupby(level=0))
+    if rule == "grows_with_epsilon":
+        p = t[t["label"] == "PDSL"].sort_values("epsilon")
+        return f"PDSL {' / '.join(f'{v:.1f}' for v in p['ours'])} ({' / '.join(f'eps {e:g}' for e in p['epsilon'])})"
+    if rule == "stable_in_m":
+        lo, hi = (t[t["n_agents"] == m].set_index("label")["ours"] for m in (t["n_agents"].min(), t["n_agents"].max()))
+        return "drop: " + ", ".join(f"{lab} {lo[lab] - hi[lab]:.1f}" for lab in lo.index if lab in hi.index)
+    parts = []
+    for (topo, eps, m), g in t.groupby(["topology", "epsilon", "n_agents"], sort=False):
+        g = g.set_index("label")
+        base = g.loc[[b for b in BASELINES if b in g.index], "ours"]
+        parts.append(f"{_SHORT[topo]} M={m} eps {eps:g}: PDSL {g.loc['PDSL', 'ours']:.1f} vs {base.idxmax()} "
+                     f"{base.max():.1f}")
+    return "; ".join(parts)
 
 
 def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VALIDATION_SAMPLES) -> list:
-    """The paper's claims on the cell, once PDSL and the four baselines are stored with the
-    baselines' three seeds (the seed spread): Table I's "PDSL is best" (and per-sample
-    clipping's, beyond the paper) and Figure 1's "lower loss" on its panel (eps 0.3, the
-    smallest M). Beyond the paper: the uniform-weights control against PDSL (does the Shapley
-    weighting add accuracy?). Each claim's ``evidence`` is a dict with ``paper``, ``ours`` and
-    ``why``; before the runs are in, *inconclusive* naming what is missing."""
-    store = store or study(validation_samples, profile).store()
-    runs = _stored(store, profile, validation_samples)
-    s = GridSettings.from_profile(profile, "mnist")
-    m = _m(profile)
-    main = [r for r in runs if r.label in ("PDSL", *BASELINES)]
-    have = {(r.label, r.config.seed) for r in main}
-    need = [("PDSL", 0)] + [(b, seed) for b in BASELINES for seed in s.seeds]
-    missing = [f"{lab} seed {seed}" for lab, seed in need if (lab, seed) not in have]
-    setting = f"MNIST, fully connected, M = {m}, eps {EPSILON:g}, |Q| = {validation_samples}"
-    spec_best = TABLE_SPECS["tab01_mnist_accuracy"][0]
-    spec_loss = FIGURE_SPECS["fig01_mnist_fully_connected"][0]
-    paper = _paper_text()
-    if not have:
+    """The paper's claims on the study's cells (:func:`cells`), each judged by the notebooks'
+    rule (:func:`.claims.table_claims`, :func:`.claims.figure_claims`) on the cells it needs
+    (:func:`_cells_for`) whose runs are all stored, one-seed rows given the seed spread of a
+    seeded baseline (:func:`_with_spread`). A claim over several cells fails on the stored
+    ones alone; otherwise it stays *inconclusive*, naming the cells still missing. Before any
+    of its cells is stored, *inconclusive* naming the missing runs. On the first cell, beyond
+    the paper: per-sample clipping against the baselines and the uniform-weights control
+    against PDSL (does the Shapley weighting add accuracy?). Each claim's ``evidence`` is a
+    dict with ``paper``, ``ours`` and ``why``."""
+    st = study(validation_samples, profile)
+    store = store or st.store()
+    stored = {r.key: Run(r.tags["label"], w) for r in st.runs if (w := r.stored_work(store)) is not None}
+    if not stored:
         return []
-    if missing:
-        wait = lambda text: {"paper": text, "ours": f"{len(have)} of {len(need)} runs stored",
-                             "why": "not judged: not yet run: " + ", ".join(missing)}
-        tol = "judged once PDSL (1 seed) and the four baselines (their seeds give the spread) are stored"
-        return [spec.claim("inconclusive", wait(text), tol, condition=setting)
-                for spec, text in ((spec_best, paper), (spec_loss, _LOSS_PAPER))]
-    t, label, meta = accuracy_table([r for r in runs if r.label not in (SIGMA0, EQUAL_EPS)], store)
-    setting = f"{label}; fully connected, M = {m}, eps {EPSILON:g}, {s.rounds} rounds, |Q| = {validation_samples}"
-    t, note = _with_spread(t)
+    the_cells = cells(profile)
+    first = the_cells[0]
+    missing = {c: _missing(c, st.runs, store) for c in the_cells}
+    runs_of = {c: [stored[r.key] for r in st.runs if r.tags["cell"] == c.name and r.key in stored
+                   and r.tags["label"] not in _CONTROLS and not r.tags["label"].startswith("PDSL (")]
+               for c in the_cells}
+    q = f"{GridSettings.from_profile(profile, 'mnist').rounds} rounds, |Q| = {validation_samples}"
+    specs = [s for key in TABLES for s in TABLE_SPECS[key]] + [s for key in FIGURES for s in FIGURE_SPECS[key]]
+    out, tables = [], {}
+    for spec in specs:
+        wanted = _cells_for(spec.id, the_cells)
+        if len(wanted) < (2 if spec.id.endswith(("grows_with_epsilon", "stable_in_m")) else 1):
+            continue  # a profile without the cells this claim needs (one eps, one M)
+        done = [c for c in wanted if not missing[c]]
+        words = "; ".join(c.words() for c in wanted) + f"; {q}"
+        if not done:
+            wait = "; ".join(f"{_short(c)}: {', '.join(missing[c])}" for c in wanted)
+            out.append(spec.claim("inconclusive", {
+                "paper": _paper_side(spec.id, wanted),
+                "ours": f"{sum(len(runs_of[c]) for c in wanted)} of "
+                        f"{sum(len(runs_of[c]) + len(missing[c]) for c in wanted)} runs stored",
+                "why": f"not judged: not yet run: {wait}"},
+                "judged once a cell's runs are all stored (its baselines' seeds give the spread)", condition=words))
+            continue
+        runs = [r for c in done for r in runs_of[c]]
+        key = tuple(c.name for c in done)
+        if key not in tables:
+            t, label, meta = accuracy_table(runs, store)
+            tables[key] = (*_with_spread(t, first), label, meta)
+        t, note, label, meta = tables[key]
+        final = None
+        if spec.id.startswith("tab"):
+            claim = next(c for c in table_claims(t, _TABLE[done[0].dataset]) if c.id == spec.id)
+        else:
+            df, _, _ = load_runs(runs, store, ["train_loss_mean"])
+            group = ["label", "epsilon", "n_agents", "seed"]
+            final = df.sort_values("round").groupby(group).tail(FINAL_WINDOW).groupby(group)["value"].mean().reset_index()
+            claim = next(c for c in figure_claims(final, next(k for k in FIGURES if k.startswith(spec.id[:5])))
+                         if c.id == spec.id)
+            note = claim.tolerance
+        verdict, why = claim.verdict, claim.evidence
+        waiting = [c for c in wanted if c not in done]
+        if waiting and verdict != "fails":
+            verdict, why = "inconclusive", f"{why} on the stored cells; waiting for: " + "; ".join(
+                f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
+        if spec.id.startswith("tab"):
+            eps_note = "; ".join(f"{r.label} {r.epsilon_rdp:.2g}" for r in meta.drop_duplicates("label").itertuples())
+            why += f"; accountant eps (per-message sigma rule, not equal privacy): {eps_note}"
+        out.append(dataclasses.replace(claim, verdict=verdict, tolerance=note, condition=f"{label}; {words}",
+                                       evidence={"paper": _paper_side(spec.id, wanted),
+                                                 "ours": _ours_side(spec.id, t, final), "why": why}))
+    return out + _first_cell_extras(st, store, first, q)
+
+
+def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
+    """Beyond the paper, on the first cell once its runs are stored: each PDSL variant (e.g.
+    per-sample clipping) against the baselines, and PDSL against the uniform-weights control."""
+    runs = [Run(r.tags["label"], w) for r in st.runs if r.tags["cell"] == first.name
+            and r.tags["label"] not in (SIGMA0, EQUAL_EPS) and (w := r.stored_work(store)) is not None]
+    if _missing(first, st.runs, store) or not runs:
+        return []
+    t, label, meta = accuracy_table(runs, store)
+    t, note = _with_spread(t, first)
     rows = t.set_index("label")
     top = rows.loc[list(BASELINES), "ours"].idxmax()
-    eps_note = "; ".join(f"{r.label} {r.epsilon_rdp:.2g}" for r in meta.drop_duplicates("label").itertuples())
+    setting = f"{label}; {first.words()}; {q}"
     out = []
-
-    def best(who: str, spec) -> None:
-        a, b = rows.loc[who], rows.loc[top]
-        comp = Comparison(f"{who} {a['ours']:.1f} vs {top} {b['ours']:.1f}", a["ours"] - b["ours"],
-                          margin_from_stats(a["ours_std"], int(a["runs"]), b["ours_std"], int(b["runs"]), ACCURACY_TOL))
-        c = spec.judge([comp], note, condition=setting)
-        out.append(dataclasses.replace(c, evidence={
-            "paper": paper if spec.kind == "paper" else "not in the paper",
-            "ours": f"{who} {a['ours']:.1f} vs {top} {b['ours']:.1f} (mean of the agents' models, %)",
-            "why": f"{c.evidence}; accountant eps (per-message sigma rule, not equal privacy): {eps_note}"}))
-
-    best("PDSL", spec_best)
     for variant in sorted(set(rows.index) - {"PDSL", *BASELINES, UNIFORM}):
-        best(variant, variant_spec(variant))
-    df, _, _ = load_runs(main, store, ["train_loss_mean"])
-    final = (df.sort_values("round").groupby(["label", "epsilon", "n_agents", "seed"]).tail(FINAL_WINDOW)
-             .groupby(["label", "epsilon", "n_agents", "seed"])["value"].mean().reset_index())
-    loss = figure_claims(final, "fig01_mnist_fully_connected")[0]
-    means = final.groupby("label")["value"].mean()
-    out.append(dataclasses.replace(loss, condition=setting + " (one panel of Figure 1)", evidence={
-        "paper": _LOSS_PAPER,
-        "ours": "final loss " + ", ".join(f"{lab} {means[lab]:.3g}" for lab in ("PDSL", *BASELINES)),
-        "why": loss.evidence}))
+        a, b = rows.loc[variant], rows.loc[top]
+        comp = Comparison(f"{variant} {a['ours']:.1f} vs {top} {b['ours']:.1f}", a["ours"] - b["ours"],
+                          margin_from_stats(a["ours_std"], int(a["runs"]), b["ours_std"], int(b["runs"]), ACCURACY_TOL))
+        c = variant_spec(variant).judge([comp], note, condition=setting)
+        out.append(dataclasses.replace(c, evidence={"paper": "not in the paper",
+                                                    "ours": f"{variant} {a['ours']:.1f} vs {top} {b['ours']:.1f}",
+                                                    "why": c.evidence}))
     if UNIFORM in rows.index:
         a, b = rows.loc["PDSL"], rows.loc[UNIFORM]
         spec = dataclasses.replace(variant_spec("PDSL"), id="control.shapley_weighting",
