@@ -94,9 +94,20 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
         lines.append(f"| {r.paper} | {_cell(r.claim)} ({_cell(r.where)}; {_cell(r.setting)}) | {_cell(r.paper_value)} | "
                      f"{_cell(r.ours)} | {VERDICT_MARK[r.verdict]} | {_cell(r.why)} |")
     done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())
-    lines += ["", f"Study runs stored (of declared): {done}. Claims without a row here are not decided yet; "
-              "every claim, our checks against the papers' numbers, and the tolerances: "
-              "[docs/answer.md](docs/answer.md)."]
+    judged = set(zip(claims["paper"], claims["id"]))
+    rest = every[[(p, i) not in judged for p, i in zip(every["paper"], every["id"])]]
+    open_ids = rest[[i not in _not_judged(p) for p, i in zip(rest["paper"], rest["id"])]]
+    waiting = [f"{p} {', '.join(g['id'])}" for p, g in open_ids.groupby("paper")]
+    left_out = [f"{r.paper} {r.id} ({_not_judged(r.paper)[r.id]})" for r in rest.itertuples()
+                if r.id in _not_judged(r.paper)]
+    lines += ["", f"Study runs stored (of declared): {done}."]
+    if waiting:
+        lines.append(f"Not judged yet (waiting for their runs; `python -m dpdl_core study plan` lists them): "
+                     f"{'; '.join(waiting)}.")
+    if left_out:
+        lines.append(f"Left out by a study: {'; '.join(left_out)}.")
+    lines.append("Every claim, our checks against the papers' numbers, and the tolerances: "
+                 "[docs/answer.md](docs/answer.md).")
     return "\n".join(lines)
 
 

@@ -404,6 +404,23 @@ def test_the_answer_never_says_a_by_construction_claim_holds_unless_it_does():
     assert "holds by construction" not in text
 
 
+def test_the_readme_block_accounts_for_every_claim_of_the_four_papers():
+    """Every claim a paper declares is in the README's block: a row with its verdict, the
+    list of claims waiting for runs, or a study's stated reason to leave it out (claims that
+    hold by construction are in docs/answer.md only, by design)."""
+    from dpdl_core.answer import answer_rows, paper_claims, readme_block
+
+    claims, progress = answer_rows()
+    block = readme_block(claims, progress)
+    rows = {(r.paper, r.id) for r in claims.itertuples() if r.kind == "paper"}
+    waiting = next(x for x in block.splitlines() if x.startswith("Not judged yet")) if "Not judged yet" in block else ""
+    left = next(x for x in block.splitlines() if x.startswith("Left out by a study")) if "Left out" in block else ""
+    for r in paper_claims().itertuples():
+        if r.by_construction or r.kind != "paper":
+            continue
+        assert (r.paper, r.id) in rows or r.id in waiting or r.id in left, f"{r.paper} {r.id} is not in the README"
+
+
 def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
     """The Boston-only sanity band does not apply to the study's California housing: the last
     table gives the study's reason, not "not judged yet" (which would promise a verdict)."""
