@@ -286,13 +286,18 @@ def run_study(
                               "`python -m dpdl_core study plan` lists them")
         runs = [(s, r) for s, r in runs if r.key in wanted or f"{s.paper}:{r.key}" in wanted]
     todo = [(s, r) for s, r in runs if r.found(stores[s.paper]) is None]
-    if max_runs is not None:
-        todo = todo[:max_runs]
-    check_full_data([r for _, r in todo], allow_subset)
+    check_full_data([r for _, r in todo[:max_runs]], allow_subset)
     done, t_start = 0, time.perf_counter()
     for i, (s, r) in enumerate(todo, 1):
+        if max_runs is not None and done >= max_runs:
+            break
         store = stores[s.paper]
         work = r.on(device)
+        # Another worker (a second `study run` on the other core) may be on this run, or have
+        # stored it since the list was made: go on to the next instead of waiting for it.
+        if r.found(store) is not None or _claimed(store, work.hash):
+            log(f"[study {i}/{len(todo)}] skipped {s.paper}:{r.key} ({work.hash}): another worker has it")
+            continue
         log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({work.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "
             f"{r.purpose}")
         t0 = time.perf_counter()
@@ -306,6 +311,15 @@ def run_study(
             f"{time.perf_counter() - t0:.0f} s{' (diverged)' if diverged else ''}; "
             f"{time.perf_counter() - t_start:.0f} s so far")
     return done
+
+
+def _claimed(store: ResultStore, run_hash: str) -> bool:
+    """Whether another process holds the run's claim (it is computing the run)."""
+    claim = store.claim(run_hash)
+    if claim.acquire(blocking=False):
+        claim.release()
+        return False
+    return True
 
 
 def _compute_job(job: Job, store: ResultStore) -> None:

@@ -170,6 +170,39 @@ def test_paper_profile_runs_refuse_subset_data(monkeypatch):
     runner._dataset.cache_clear()
 
 
+def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkeypatch):
+    """Two `study run` workers share one queue: a run whose claim another process holds is
+    skipped (not waited for), and the worker computes the next one; --max-runs counts only
+    runs it computed."""
+    import threading
+
+    from dpdl_core.studies import run_study
+
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    busy, free, last = StudyRun("busy", "", 0, _tiny(5)), StudyRun("free", "", 1, _tiny(6)), StudyRun("last", "", 2,
+                                                                                                     _tiny(7))
+    st = Study("toy", "toy", (busy, free, last))
+    store = st.store(tmp_path)
+    held, done = threading.Event(), threading.Event()
+
+    def other_worker():  # another thread stands in for another process: the claim is an flock
+        with store.claim(busy.hash):
+            held.set()
+            done.wait(60)
+
+    t = threading.Thread(target=other_worker)
+    t.start()
+    held.wait(60)
+    lines = []
+    try:
+        assert run_study(st, root=tmp_path, allow_subset=True, max_runs=1, log=lines.append) == 1
+    finally:
+        done.set()
+        t.join()
+    assert store.has(free.hash) and not store.has(busy.hash) and not store.has(last.hash)
+    assert "skipped toy:busy" in lines[0] and "another worker has it" in lines[0]
+
+
 def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch):
     from dpdl_core.studies import run_study
 
