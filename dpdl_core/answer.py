@@ -83,30 +83,46 @@ def _cell(text) -> str:
 
 
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
-    """The short table for the README's first screen: the papers' own claims (our checks and
-    controls, and claims that hold by construction, are in docs/answer.md)."""
+    """The short block for the README's first screen: a row for each of the papers' own
+    claims that is decided (holds or fails), then one line each naming the claims measured
+    but undecided (inside the tolerance plus the seed spread), those waiting for runs, and
+    those a study leaves out. Our checks and controls, claims that hold by construction, and
+    every row's tolerance are in docs/answer.md."""
     every = paper_claims()
     built = set(zip(every.loc[every["by_construction"], "paper"], every.loc[every["by_construction"], "id"]))
-    evidence = [(p, i) not in built for p, i in zip(claims["paper"], claims["id"])]
-    shown = claims[(claims["kind"] == "paper").to_numpy() & np.array(evidence, dtype=bool)]
+    own = claims[(claims["kind"] == "paper").to_numpy()
+                 & np.array([(p, i) not in built for p, i in zip(claims["paper"], claims["id"])], dtype=bool)]
+    decided = own[own["verdict"].isin(["holds", "fails"])]
+    waits = own["why"].str.startswith("not judged")
     lines = ["| paper | claim (where; setting) | paper | ours | verdict | why |", "|---|---|---|---|---|---|"]
-    for r in shown.itertuples():
+    for r in decided.itertuples():
         lines.append(f"| {r.paper} | {_cell(r.claim)} ({_cell(r.where)}; {_cell(r.setting)}) | {_cell(r.paper_value)} | "
                      f"{_cell(r.ours)} | {VERDICT_MARK[r.verdict]} | {_cell(r.why)} |")
-    done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())
+
+    def named(frame: pd.DataFrame) -> str:
+        return "; ".join(f"{p} {', '.join(dict.fromkeys(g['id']))}" for p, g in frame.groupby("paper", sort=False))
+
     judged = set(zip(claims["paper"], claims["id"]))
-    rest = every[[(p, i) not in judged for p, i in zip(every["paper"], every["id"])]]
-    open_ids = rest[[i not in _not_judged(p) for p, i in zip(rest["paper"], rest["id"])]]
-    waiting = [f"{p} {', '.join(g['id'])}" for p, g in open_ids.groupby("paper")]
-    left_out = [f"{r.paper} {r.id} ({_not_judged(r.paper)[r.id]})" for r in rest.itertuples()
-                if r.id in _not_judged(r.paper)]
+    unjudged = np.array([(p, i) not in judged and (p, i) not in built for p, i in zip(every["paper"], every["id"])],
+                        dtype=bool)
+    rest = every[unjudged & (every["kind"] == "paper").to_numpy()]
+    left = rest[[i in _not_judged(p) for p, i in zip(rest["paper"], rest["id"])]]
+    waiting = pd.concat([own[waits & (own["verdict"] == "inconclusive")], rest.drop(left.index)])
+    undecided = own[~waits & (own["verdict"] == "inconclusive")]
+    # A claim judged in one setting and waiting in another is named once, as undecided.
+    waiting = waiting[[(p, i) not in set(zip(undecided["paper"], undecided["id"]))
+                       for p, i in zip(waiting["paper"], waiting["id"])]]
+    done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())
     lines += ["", f"Study runs stored (of declared): {done}."]
-    if waiting:
-        lines.append(f"Not judged yet (waiting for their runs; `python -m dpdl_core study plan` lists them): "
-                     f"{'; '.join(waiting)}.")
-    if left_out:
-        lines.append(f"Left out by a study: {'; '.join(left_out)}.")
-    lines.append("Every claim, our checks against the papers' numbers, and the tolerances: "
+    if len(undecided):
+        lines.append(f"Measured, not decided (inside the tolerance plus the seed spread): {named(undecided)}.")
+    if len(waiting):
+        lines.append("Not judged yet (waiting for their runs; `python -m dpdl_core study plan` lists them): "
+                     f"{named(waiting)}.")
+    if len(left):
+        lines.append("Left out by a study: " + "; ".join(f"{r.paper} {r.id} ({_not_judged(r.paper)[r.id]})"
+                                                         for r in left.itertuples()) + ".")
+    lines.append("Every claim with our numbers and the paper's, the tolerances, our checks and controls: "
                  "[docs/answer.md](docs/answer.md).")
     return "\n".join(lines)
 

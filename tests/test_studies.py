@@ -438,20 +438,27 @@ def test_the_answer_never_says_a_by_construction_claim_holds_unless_it_does():
 
 
 def test_the_readme_block_accounts_for_every_claim_of_the_four_papers():
-    """Every claim a paper declares is in the README's block: a row with its verdict, the
-    list of claims waiting for runs, or a study's stated reason to leave it out (claims that
-    hold by construction are in docs/answer.md only, by design)."""
+    """Every claim a paper declares is in the README's block: a row with its verdict once it
+    is decided, else named on the line of claims measured but undecided, waiting for runs, or
+    left out by a study with its reason (claims that hold by construction are in
+    docs/answer.md only, by design)."""
     from dpdl_core.answer import answer_rows, paper_claims, readme_block
 
     claims, progress = answer_rows()
     block = readme_block(claims, progress)
-    rows = {(r.paper, r.id) for r in claims.itertuples() if r.kind == "paper"}
-    waiting = next(x for x in block.splitlines() if x.startswith("Not judged yet")) if "Not judged yet" in block else ""
-    left = next(x for x in block.splitlines() if x.startswith("Left out by a study")) if "Left out" in block else ""
-    for r in paper_claims().itertuples():
-        if r.by_construction or r.kind != "paper":
+    table = [x for x in block.splitlines() if x.startswith("| ")]
+    named = {x.split(":", 1)[0]: x for x in block.splitlines() if not x.startswith("|") and ":" in x}
+    every = paper_claims()
+    built = set(zip(every.loc[every["by_construction"], "paper"], every.loc[every["by_construction"], "id"]))
+    decided = claims[claims["verdict"].isin(["holds", "fails"]) & (claims["kind"] == "paper")
+                     & np.array([(p, i) not in built for p, i in zip(claims["paper"], claims["id"])], dtype=bool)]
+    for r in decided.itertuples():
+        assert any(x.startswith(f"| {r.paper} | {r.claim} (") for x in table), f"{r.paper} {r.id}: no row"
+    lines = [v for k, v in named.items() if k.startswith(("Measured, not decided", "Not judged yet", "Left out"))]
+    for r in every.itertuples():
+        if r.by_construction or r.kind != "paper" or (r.paper, r.id) in set(zip(decided["paper"], decided["id"])):
             continue
-        assert (r.paper, r.id) in rows or r.id in waiting or r.id in left, f"{r.paper} {r.id} is not in the README"
+        assert any(f" {r.id}" in line and f"{r.paper} " in line for line in lines), f"{r.paper} {r.id} not in README"
 
 
 def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
