@@ -225,18 +225,24 @@ def test_straggler_study_judges_every_fig2_claim_once_every_curve_is_stored(tmp_
     from dpdl_core.studies import run_study
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
-    small = straggler.study(n_runs=4, hops=600)
+    small = straggler.study(n_runs=4, hops=600, extra_runs=2)
     store = small.store(tmp_path)
-    run_study(small, root=tmp_path, keys=[small.runs[0].key], log=lambda line: None)
+    first, extra = ([r.key for r in small.runs if r.tags["batch"] == b] for b in (0, 1))
+    assert len(first) == len(extra) == 6
+    run_study(small, root=tmp_path, keys=first[:1], log=lambda line: None)
     assert straggler.claims(store, small).empty  # five curves missing: nothing judged
+    run_study(small, root=tmp_path, keys=first + extra[:5], log=lambda line: None)
+    # The second batch is pooled only once all six of its curves are stored (the runs stay paired).
+    assert straggler.claims(store, small)["tolerance"].str.contains("2 SE over 4 paired runs").any()
     run_study(small, root=tmp_path, log=lambda line: None)
+    assert straggler.curves(store, small)["runs"].eq(6).all()
     frame = straggler.claims(store, small)
     # Every claim of Fig. 2 but the Boston-only sanity band: the upper panels (exact) and the
     # Lemma 1 check beside the lower panels' speed-ups.
     assert sorted(frame["id"]) == sorted(set(SPECS) - set(straggler.NOT_JUDGED)) and "sanity_band" in SPECS
     assert frame["verdict"].isin(["holds", "fails", "inconclusive"]).all()
     lower = frame[frame["id"].str.startswith(("speedup.", "no_speedup"))]
-    assert len(lower) == 3 and lower["tolerance"].str.contains("2 SE over 4 paired runs").all()
+    assert len(lower) == 3 and lower["tolerance"].str.contains("2 SE over 6 paired runs").all()
     # The scope names the data the curves ran on (the study's: California housing, d = 8).
     assert lower["scope"].str.contains("California housing").all() and not frame["scope"].str.contains("Boston").any()
     assert (frame.loc[frame["id"] == "lemma2_p_star", "verdict"] == "holds").all()  # the paper's p*, exactly

@@ -23,8 +23,9 @@ from .theorems import SCHEMES, PaperParams
 __all__ = ["CURVE_FUNCTION", "NOT_JUDGED", "curve_spec", "lemma2_gap", "study", "token_ring_curve"]
 
 CURVE_FUNCTION = "dpdl_core.papers.straggler.study:token_ring_curve"
-# Measured here: about 6 s per 1,000 hops for 100 runs with batches of 100 on one core.
-_SECONDS_PER_KILOHOP = 6.0
+# Measured here: 7-13 s per 1,000 hops for 100 runs with batches of 100 on one core (the six
+# stored curves: 5.8-10.8 min for 50,000 hops, beside a second worker).
+_SECONDS_PER_KILOHOP = 9.0
 
 
 def curve_spec(scheme: str, p: float, *, n_runs: int = 100, hops: int = 50_000, eval_every: int = 100,
@@ -63,43 +64,56 @@ def token_ring_curve(spec: dict) -> tuple[pd.DataFrame, dict]:
     return pd.concat([hist, upd], ignore_index=True), meta
 
 
-def study(n_runs: int = 100, hops: int = 50_000) -> Study:
+def study(n_runs: int = 100, hops: int = 50_000, extra_runs: int = 300) -> Study:
     """Six curves (two schemes × three p), ``n_runs`` runs of ``hops`` hops each (the paper's
-    100 and the spec's 50,000 by default; smaller for tests), on California housing."""
+    100 and the spec's 50,000 by default; smaller for tests), on California housing; then,
+    beyond the paper, ``extra_runs`` more runs of each curve (data seeds ``n_runs`` onwards),
+    which the claims pool with the first once all six are stored: with 100 paired runs the
+    speed-up's 2 SE range straddles the line for the exponential and Pareto II models, and
+    four times the runs halve it."""
     runs = []
     for scheme in SCHEMES:
         for p in PROBABILITIES:
             spec = curve_spec(scheme, p, n_runs=n_runs, hops=hops)
             runs.append(StudyRun(f"cal_housing/{scheme}/p{p:g}", "Fig. 2 lower panels: accuracy against latency",
-                                 2, Job(CURVE_FUNCTION, spec), _SECONDS_PER_KILOHOP * spec["hops"] / 1000))
+                                 2, Job(CURVE_FUNCTION, spec), _SECONDS_PER_KILOHOP * spec["hops"] / 1000,
+                                 {"batch": 0}))
+    for scheme in SCHEMES:
+        for p in PROBABILITIES if extra_runs else ():
+            spec = curve_spec(scheme, p, n_runs=extra_runs, hops=hops, seed=n_runs)
+            runs.append(StudyRun(f"cal_housing/{scheme}/p{p:g}/runs{n_runs}-{n_runs + extra_runs - 1}",
+                                 "beyond the paper's 100 runs: a speed-up range narrow enough to decide", 9,
+                                 Job(CURVE_FUNCTION, spec),
+                                 _SECONDS_PER_KILOHOP * spec["hops"] / 1000 * extra_runs / 100, {"batch": 1}))
     return Study(paper="straggler", title="Straggler study (Fig. 2 lower panels, California housing, d = 8)",
                  runs=tuple(runs), order=1,
-                 notes="100 runs per curve, 50,000 hops, batches of 100, n = 10, 80/20 split (the paper's scale).")
+                 notes=f"{n_runs} runs per curve (then {extra_runs} more, beyond the paper), {hops:,} hops, batches "
+                       "of 100, n = 10, 80/20 split (the paper's scale).")
 
 
 # -- rendering (from the store alone) --------------------------------------------------------
 
 def curves(store=None, s: Study | None = None) -> pd.DataFrame:
-    """Per stored curve and evaluated hop: mean test accuracy over the runs and its standard
-    error (the lower panels' lines and bands)."""
+    """Per curve and evaluated hop: mean test accuracy over the runs and its standard error
+    (the lower panels' lines and bands); the runs the claims use (:func:`_stored_runs`) once
+    all six curves are stored, each stored first batch before."""
     s = s or study()
     store = store or s.store()
-    frames = []
-    for r in s.ordered():
-        if not store.has(r.hash):
-            continue
-        _, hist = store.load_run(r.hash)
-        acc = hist[hist["metric"] == "test_acc"].groupby("round")["value"]
-        frames.append(pd.DataFrame({"scheme": r.work.spec["scheme"], "p": r.work.spec["p"],
-                                    "hop": acc.mean().index, "accuracy": acc.mean().to_numpy(),
-                                    "se": (acc.std(ddof=1) / np.sqrt(acc.count())).to_numpy(),
-                                    "runs": acc.count().to_numpy()}))
+    pooled = _stored_runs(store, s)
+    if pooled is None:
+        pooled = {}
+        for r in s.ordered():
+            if r.tags.get("batch", 0) == 0 and store.has(r.hash):
+                pooled[(r.work.spec["scheme"], r.work.spec["p"])] = _curve(*store.load_run(r.hash))
+    frames = [pd.DataFrame({"scheme": scheme, "p": p, "hop": c.hops, "accuracy": c.mean_accuracy,
+                            "se": c.accuracy.std(axis=1, ddof=1) / np.sqrt(c.accuracy.shape[1]),
+                            "runs": c.accuracy.shape[1]}) for (scheme, p), c in pooled.items()]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["scheme", "p", "hop", "accuracy", "se", "runs"])
 
 
 def table(store=None) -> pd.DataFrame:
-    """Final mean accuracy (± SE over the 100 runs) of every stored curve."""
+    """Final mean accuracy (± SE over the runs) of every stored curve."""
     c = curves(store)
     if c.empty:
         return c
@@ -133,7 +147,7 @@ def figure(store=None, s: Study | None = None):
     if _stored_runs(store, s) is not None:
         settings, models = _paper_scale_settings(s), paper_models(chi=0.01)
         lemma1, _ = lemma_tables(settings, models)
-        return draw(analytic_table(settings, PaperParams(), models), c, lemma1, settings, models, settings.n_runs)
+        return draw(analytic_table(settings, PaperParams(), models), c, lemma1, settings, models, int(c["runs"].max()))
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for (scheme, p), g in c.groupby(["scheme", "p"]):
         ls = "-" if scheme == "ss_ring" else "--"
@@ -145,19 +159,35 @@ def figure(store=None, s: Study | None = None):
     return fig
 
 
+def _curve(header: dict, hist: pd.DataFrame) -> SimpleNamespace:
+    acc = hist[hist["metric"] == "test_acc"].pivot(index="round", columns="agent", values="value").sort_index()
+    return SimpleNamespace(hops=acc.index.to_numpy(), accuracy=acc.to_numpy(), mean_accuracy=acc.to_numpy().mean(axis=1),
+                           label=header["meta"]["dataset_label"])
+
+
 def _stored_runs(store, s: Study) -> dict | None:
     """``(scheme, p) -> curve`` with ``hops``, ``accuracy`` (E, R) and ``mean_accuracy`` (the
     fields the claims read) and ``label`` (the data the curve ran on), or None until every
-    curve is stored."""
+    curve's first batch is stored. A later batch (more runs of every curve) is pooled in once
+    it is stored for all six curves, so every curve keeps the same paired runs."""
+    batches = sorted({r.tags.get("batch", 0) for r in s.runs})
     out = {}
-    for r in s.runs:
-        if not store.has(r.hash):
-            return None
-        header, hist = store.load_run(r.hash)
-        acc = hist[hist["metric"] == "test_acc"].pivot(index="round", columns="agent", values="value").sort_index()
-        out[(r.work.spec["scheme"], r.work.spec["p"])] = SimpleNamespace(
-            hops=acc.index.to_numpy(), accuracy=acc.to_numpy(), mean_accuracy=acc.to_numpy().mean(axis=1),
-            label=header["meta"]["dataset_label"])
+    for batch in batches:
+        runs = [r for r in s.runs if r.tags.get("batch", 0) == batch]
+        if not all(store.has(r.hash) for r in runs):
+            if batch == 0:
+                return None
+            break
+        for r in runs:
+            c = _curve(*store.load_run(r.hash))
+            key = (r.work.spec["scheme"], r.work.spec["p"])
+            if key in out:
+                if not np.array_equal(out[key].hops, c.hops):
+                    raise ValueError(f"the batches of curve {key} are evaluated at different hops")
+                c = SimpleNamespace(hops=c.hops, accuracy=np.hstack([out[key].accuracy, c.accuracy]),
+                                    label=c.label, mean_accuracy=None)
+                c.mean_accuracy = c.accuracy.mean(axis=1)
+            out[key] = c
     return out
 
 
@@ -198,7 +228,7 @@ def _plain(quote: str) -> str:
     return re.sub(r"10\^\{(-?\d+)\}", r"1e\1", quote).replace("$", "").replace(" ,", ",")
 
 
-def _setting(s: Study) -> dict[str, str]:
+def _setting(s: Study, runs: int) -> dict[str, str]:
     """The setting of each kind of row: the analytic upper panels, the Lemma 1 Monte Carlo and
     the lower panels' stored curves."""
     settings, params = _paper_scale_settings(s), PaperParams()
@@ -207,7 +237,7 @@ def _setting(s: Study) -> dict[str, str]:
     return {"upper": f"analytic: Thms 1-3, n = {params.n}, eps = {params.epsilon:g}, d = {params.d}, "
                      f"h_max = {hm[0]}-{hm[-1]:,} ({len(hm)} points)",
             "lemma": f"Monte Carlo, {settings.mc_runs:,} runs x {settings.mc_hops:,} hops per (model, p)",
-            "lower": f"California housing, d = 8, {spec['n_runs']} runs x {spec['hops']:,} hops"}
+            "lower": f"California housing, d = 8, {runs} runs x {spec['hops']:,} hops"}
 
 
 def answer(store=None) -> pd.DataFrame:
@@ -219,7 +249,8 @@ def answer(store=None) -> pd.DataFrame:
     frame = claims(store, s)
     if frame.empty:
         return frame
-    settings = _setting(s)
+    stored = _stored_runs(store or s.store(), s)
+    settings = _setting(s, next(iter(stored.values())).accuracy.shape[1])
     rows = []
     # check_claims' evidence, per p: "p=0.5: speed-up 3.33x (2 SE range 2.40-4.62x) to accuracy 0.597,
     # Lemma 2 3.60x, accuracy gain +0.031 ± 0.010 at latency 708.6"
