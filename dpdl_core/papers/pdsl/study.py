@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from ...answer import answer_frame
