@@ -211,6 +211,7 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
     meta = {
         "sigma": float(tap_sigma.mean()),
         "train_sigma": float(np.mean(prep.sigma_report.sigma)),
+        "train_epsilon_rdp": float(np.max(prep.sigma_report.epsilon_rdp)),
         "dataset_label": describe(prep.data.meta),
         "victims": tap.victims,
     }
@@ -287,7 +288,7 @@ def attack_cell(
     # No defence: the same run without the Gaussian mechanism, whatever the σ rule.
     runs = {False: config.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), True: config}
     jobs: list[tuple[bool, Interception]] = []
-    meta = {"spec": spec.to_dict(), "configs": {}, "sigma": {}, "train_sigma": {}}
+    meta = {"spec": spec.to_dict(), "configs": {}, "sigma": {}, "train_sigma": {}, "train_epsilon_rdp": {}}
     for private, cfg in runs.items():
         stage = path.with_suffix(f".{'dp' if private else 'nd'}.pt")
         if force:
@@ -297,6 +298,7 @@ def attack_cell(
         meta["configs"][str(private)] = cfg.to_dict()
         meta["sigma"][str(private)] = info["sigma"]
         meta["train_sigma"][str(private)] = info["train_sigma"]
+        meta["train_epsilon_rdp"][str(private)] = info.get("train_epsilon_rdp")  # absent in older stage files
         meta["dataset_label"], meta["victims"] = info["dataset_label"], info["victims"]
 
     module = build_model(config.model, config.dataset, seed=0)

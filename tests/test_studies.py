@@ -628,6 +628,8 @@ def test_dpdl_attack_cell_is_stored_then_judged_by_the_papers_rule(tmp_path, mon
     metrics = [c for c in claims if c.id == "attack.metrics"][0]
     assert metrics.evidence["paper"].startswith("MSE ND 0.84 vs DP 1.37")  # Table III, bipartite N = 10, CG
     assert "mnist, bipartite N = 10, round 2" in metrics.condition
+    header, _ = store.load_run(run.hash)
+    assert header["meta"]["epsilon_rdp"] > 0 and "DP run: accountant eps" in metrics.evidence["why"]
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")

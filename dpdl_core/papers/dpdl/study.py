@@ -487,9 +487,11 @@ def _attack_claims(store, s: Study | None = None) -> list:
             def side(col):
                 return "; ".join(f"{m} ND {rows.loc[(nd, m), col]:.3g} vs DP {rows.loc[(dp, m), col]:.3g}"
                                  for m in metrics if np.isfinite(rows.loc[(nd, m), col]))
+            eps = header["meta"].get("epsilon_rdp")
+            privacy = f"; DP run: accountant eps {eps:.3g} (nominal {spec['config']['epsilon']:g})" if eps else ""
             out.append(dataclasses.replace(c, condition=f"{where}, {c.condition} channel", evidence={
                 "paper": side("paper") or "no numbers (Figures 5-6 show images)", "ours": side("ours"),
-                "why": c.evidence}))
+                "why": c.evidence + privacy}))
     return out
 
 
