@@ -12,6 +12,8 @@ budget. Each notebook calls one builder, :func:`inversion_figure_notebook`,
 """
 from __future__ import annotations
 
+import functools
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -42,6 +44,7 @@ __all__ = [
     "figure_cell",
     "inversion_figure",
     "inversion_figure_notebook",
+    "paper_attack_value",
     "privacy_claim",
     "run_cells",
     "scale_note",
@@ -192,6 +195,21 @@ def inversion_figure(result: AttackResult, config: ExperimentConfig, profile: st
     return fig, save_figure(fig, name, caption(result.meta["dataset_label"], profile, extra))
 
 
+@functools.cache
+def _attack_reference() -> pd.DataFrame:
+    # Read once: every row of a table looks a value up (callers only filter it).
+    return load_reference("dpdl", "dpdl_attack")
+
+
+def paper_attack_value(dataset: str, topology: str, n_agents: int, scenario: str, metric: str) -> float:
+    """Tables III-IV's value of ``metric`` for ``scenario`` in one cell; NaN where the paper
+    prints none (``PSNR_01``, ``success_%``)."""
+    ref = _attack_reference()
+    hit = ref[(ref["dataset"] == dataset) & (ref["metric"] == metric) & (ref["scenario"] == scenario)
+              & (ref["topology"] == topology) & (ref["n_agents"] == n_agents)]
+    return float(hit["value"].iloc[0]) if len(hit) else np.nan
+
+
 def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame:
     """Long table: ``topology, n_agents, scenario, metric, ours, paper`` at the last round.
 
@@ -201,7 +219,6 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
     paper value. ``ours_std`` and ``n``: the standard deviation of the metric over the
     attacked images and their number (the claims' spread).
     """
-    ref = load_reference("dpdl", "dpdl_attack")
     rows = []
     for (cfg, spec), res in zip(cells, results):
         last = max(spec.rounds)
@@ -213,11 +230,10 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
         for _, r in s.iterrows():
             ours = {"MSE": r["MSE"], "PSNR": r["PSNR"], "SSIM_x100": 100 * r["SSIM"], "PSNR_01": r["PSNR_01"], "success_%": 100 * r["success"]}
             for metric, value in ours.items():
-                hit = ref[(ref["dataset"] == cfg.dataset) & (ref["metric"] == metric) & (ref["scenario"] == r["scenario"])
-                          & (ref["topology"] == cfg.topology) & (ref["n_agents"] == cfg.n_agents)]
                 rows.append({
                     "topology": cfg.topology, "n_agents": cfg.n_agents, "scenario": r["scenario"], "metric": metric,
-                    "ours": float(value), "paper": float(hit["value"].iloc[0]) if len(hit) else np.nan,
+                    "ours": float(value),
+                    "paper": paper_attack_value(cfg.dataset, cfg.topology, cfg.n_agents, r["scenario"], metric),
                     "ours_std": float(std.loc[r["scenario"], metric]) if metric in std.columns else np.nan,
                     "n": int(count[r["scenario"]]),
                 })

@@ -18,7 +18,7 @@ import pandas as pd
 from ...config import ExperimentConfig
 from ...results import ResultStore
 from ...threat_models import SUCCESS_PSNR, AttackSpec, attack_cell
-from .attack_results import figure_cell
+from .attack_results import figure_cell, paper_attack_value
 
 __all__ = ["ATTACK_FUNCTION", "ATTACK_METRICS", "attack_frame", "attack_run", "attack_spec", "estimate_seconds"]
 
@@ -86,18 +86,13 @@ def attack_frame(hist: pd.DataFrame, spec: dict) -> pd.DataFrame:
     """The rows :func:`~.claims.attack_claims` takes, at the last attacked round: per
     scenario and metric our mean over the images (``ours``), its spread (``ours_std``) and the
     number of images (``n``), beside the paper's value of the cell (Tables III-IV)."""
-    from ...reporting import load_reference
-
     cfg = spec["config"]
     last = hist[hist["round"] == hist["round"].max()]
     parts = last["metric"].str.rsplit("/", n=1, expand=True)
     last = last.assign(scenario=parts[0], name=parts[1])
-    ref = load_reference("dpdl", "dpdl_attack")
     rows = []
     for (scenario, metric), g in last.groupby(["scenario", "name"], sort=False):
-        hit = ref[(ref["dataset"] == cfg["dataset"]) & (ref["metric"] == metric) & (ref["scenario"] == scenario)
-                  & (ref["topology"] == cfg["topology"]) & (ref["n_agents"] == cfg["n_agents"])]
         rows.append({"topology": cfg["topology"], "n_agents": cfg["n_agents"], "scenario": scenario, "metric": metric,
                      "ours": float(g["value"].mean()), "ours_std": float(g["value"].std(ddof=1)), "n": len(g),
-                     "paper": float(hit["value"].iloc[0]) if len(hit) else np.nan})
+                     "paper": paper_attack_value(cfg["dataset"], cfg["topology"], cfg["n_agents"], scenario, metric)})
     return pd.DataFrame(rows)

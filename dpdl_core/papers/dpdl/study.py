@@ -167,13 +167,13 @@ def study() -> Study:
         setting, base, hp = TREND_SETTING[dataset]
         cell = base["epsilon"]
         ring_pair = ("dpdl", _paper_top(dataset, "ring", cell))
-        # Seeds 0-2 of each claim's points; seed 0 of the ring's other algorithms.
+        # The ring cell: seeds 0-2 of its pair, seed 0 of its other algorithms.
         points = [("ring", cell, alg, seeds) for alg in CELL_ALGORITHMS[dataset]
                   for seeds in [(0, 1, 2) if alg in ring_pair else (0,)]]
-        points += [("bipartite", eps, "dpdl", (0, 1, 2)) for eps in SETTINGS[dataset]["epsilons"] if eps != cell]
-        points += [("fully_connected", cell, "dpdl", (0, 1, 2))]
-        if dataset == "cifar10":  # Table VI's growth with eps, on the ring
-            points += [("ring", eps, "dpdl", (0, 1, 2)) for eps in SETTINGS[dataset]["epsilons"] if eps != cell]
+        # Seeds 0-2 of DPDL at every other point of the trends (:data:`_TRENDS`).
+        trend = dict.fromkeys(p for _, rule, graph in _TRENDS[dataset] for p in _trend_points(dataset, rule, graph))
+        points += [(graph, eps, "dpdl", (0, 1, 2)) for graph, eps in trend
+                   if (graph, eps) not in (("bipartite", cell), ("ring", cell))]
         for seed_prio, seeds in ((prio, (0,)), (prio + 1, (1, 2))):
             for graph, eps, alg, alg_seeds in points:
                 for seed in (x for x in seeds if x in alg_seeds):

@@ -198,27 +198,27 @@ def table(store=None):
 
 
 _CONTROLS = (SIGMA0, EQUAL_EPS, UNIFORM)
-# The figure each (dataset, graph) panel belongs to, and each dataset's table.
-_FIGURE = {(d, t): key for key, (d, t, _) in FIGURES.items()}
-_TABLE = {d: key for key, (_, d) in TABLES.items()}
 
 
-def _cells_for(spec_id: str, the_cells: list[Cell]) -> list[Cell]:
-    """The cells a claim is judged on: "best" every cell of its table with baselines, the
-    growth with ε the fully connected cells at the first cell's M and ε points, the
-    stability in M the fully connected cells at the first cell's ε, a figure's loss claims
-    its panel's cells."""
+def _rule(spec) -> str:
+    return spec.id.split(".", 1)[1]
+
+
+def _cells_for(key: str, rule: str, the_cells: list[Cell]) -> list[Cell]:
+    """The cells the claim ``rule`` of notebook ``key`` (:data:`TABLES`, :data:`FIGURES`) is
+    judged on: "best" every cell of its table with baselines, the growth with ε the fully
+    connected cells at the first cell's M and ε points, the stability in M the fully
+    connected cells at the first cell's ε, a figure's loss claims its panel's cells."""
     first = the_cells[0]
-    fig, rule = spec_id.split(".", 1)
     fc = [c for c in the_cells if c.topology == "fully_connected" and c.dataset == first.dataset]
-    if fig.startswith("tab"):
-        dataset = next(d for d, key in _TABLE.items() if key.startswith(fig))
+    if key in TABLES:
         if rule == "best":
-            return [c for c in the_cells if c.dataset == dataset and not c.pdsl_only]
+            return [c for c in the_cells if c.dataset == TABLES[key][1] and not c.pdsl_only]
         if rule == "grows_with_epsilon":
             return [c for c in fc if c.m == first.m]
         return [c for c in fc if c.epsilon == first.epsilon]  # stable_in_m
-    panel = [c for c in the_cells if _FIGURE.get((c.dataset, c.topology), "").startswith(fig) and not c.pdsl_only]
+    dataset, topology, _ = FIGURES[key]
+    panel = [c for c in the_cells if (c.dataset, c.topology) == (dataset, topology) and not c.pdsl_only]
     return [c for c in panel if c.epsilon == first.epsilon] if rule == "stable_in_m" else panel
 
 
@@ -257,11 +257,9 @@ def _short(cell: Cell) -> str:
     return f"{_SHORT[cell.topology]} M={cell.m} eps {cell.epsilon:g}"
 
 
-def _paper_side(spec_id: str, wanted: list[Cell]) -> str:
+def _paper_side(key: str, rule: str, wanted: list[Cell]) -> str:
     """The paper's numbers (Tables I-II) a claim is judged against, or what its figure shows."""
-    rule = spec_id.split(".", 1)[1]
-    if spec_id.startswith("fig"):
-        key = next(k for k in FIGURES if k.startswith(spec_id.split(".")[0]))
+    if key in FIGURES:
         named = FIGURE_SPECS[key][0].applies["label"][1:]
         what = "nearly unchanged with M" if rule == "stable_in_m" else f"below {', '.join(named)}'s"
         return f"PDSL's loss {what} (the figure has curves, no numbers)"
@@ -278,9 +276,8 @@ def _paper_side(spec_id: str, wanted: list[Cell]) -> str:
                      f"{refs[c].drop('PDSL').max():.1f}" for c in wanted)
 
 
-def _ours_side(spec_id: str, t: pd.DataFrame, final: pd.DataFrame | None) -> str:
+def _ours_side(rule: str, t: pd.DataFrame, final: pd.DataFrame | None) -> str:
     """Our numbers on the cells a claim was judged on (accuracy in %, final training loss)."""
-    rule = spec_id.split(".", 1)[1]
     if final is not None:
         means = final.groupby(["n_agents", "label"])["value"].mean()
         return "; ".join(f"M={m}: final loss " + ", ".join(f"{lab} {v:.3g}" for lab, v in g.droplevel(0).items())
@@ -322,50 +319,50 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
                    and r.tags["label"] not in _CONTROLS and not r.tags["label"].startswith("PDSL (")]
                for c in the_cells}
     q = f"{GridSettings.from_profile(profile, 'mnist').rounds} rounds, |Q| = {validation_samples}"
-    specs = [s for key in TABLES for s in TABLE_SPECS[key]] + [s for key in FIGURES for s in FIGURE_SPECS[key]]
+    specs = [(k, s) for k in TABLES for s in TABLE_SPECS[k]] + [(k, s) for k in FIGURES for s in FIGURE_SPECS[k]]
     out, tables = [], {}
-    for spec in specs:
-        wanted = _cells_for(spec.id, the_cells)
-        if len(wanted) < (2 if spec.id.endswith(("grows_with_epsilon", "stable_in_m")) else 1):
+    for key, spec in specs:
+        rule = _rule(spec)
+        wanted = _cells_for(key, rule, the_cells)
+        if len(wanted) < (2 if rule in ("grows_with_epsilon", "stable_in_m") else 1):
             continue  # a profile without the cells this claim needs (one eps, one M)
         done = [c for c in wanted if not missing[c]]
         words = "; ".join(c.words() for c in wanted) + f"; {q}"
         if not done:
             wait = "; ".join(f"{_short(c)}: {', '.join(missing[c])}" for c in wanted)
             out.append(spec.claim("inconclusive", {
-                "paper": _paper_side(spec.id, wanted),
+                "paper": _paper_side(key, rule, wanted),
                 "ours": f"{sum(len(runs_of[c]) for c in wanted)} of "
                         f"{sum(len(runs_of[c]) + len(missing[c]) for c in wanted)} runs stored",
                 "why": f"not judged: not yet run: {wait}"},
                 "judged once a cell's runs are all stored (its baselines' seeds give the spread)", condition=words))
             continue
         runs = [r for c in done for r in runs_of[c]]
-        key = tuple(c.name for c in done)
-        if key not in tables:
+        names = tuple(c.name for c in done)
+        if names not in tables:
             t, label, meta = accuracy_table(runs, store)
-            tables[key] = (*_with_spread(t, first), label, meta)
-        t, note, label, meta = tables[key]
+            tables[names] = (*_with_spread(t, first), label, meta)
+        t, note, label, meta = tables[names]
         final = None
-        if spec.id.startswith("tab"):
-            claim = next(c for c in table_claims(t, _TABLE[done[0].dataset]) if c.id == spec.id)
+        if key in TABLES:
+            claim = next(c for c in table_claims(t, key) if c.id == spec.id)
         else:
             df, _, _ = load_runs(runs, store, ["train_loss_mean"])
             group = ["label", "epsilon", "n_agents", "seed"]
             final = df.sort_values("round").groupby(group).tail(FINAL_WINDOW).groupby(group)["value"].mean().reset_index()
-            claim = next(c for c in figure_claims(final, next(k for k in FIGURES if k.startswith(spec.id[:5])))
-                         if c.id == spec.id)
+            claim = next(c for c in figure_claims(final, key) if c.id == spec.id)
             note = claim.tolerance
         verdict, why = claim.verdict, claim.evidence
         waiting = [c for c in wanted if c not in done]
         if waiting and verdict != "fails":
             verdict, why = "inconclusive", f"{why} on the stored cells; waiting for: " + "; ".join(
                 f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
-        if spec.id.startswith("tab"):
+        if key in TABLES:
             eps_note = "; ".join(f"{r.label} {r.epsilon_rdp:.2g}" for r in meta.drop_duplicates("label").itertuples())
             why += f"; accountant eps (per-message sigma rule, not equal privacy): {eps_note}"
         out.append(dataclasses.replace(claim, verdict=verdict, tolerance=note, condition=f"{label}; {words}",
-                                       evidence={"paper": _paper_side(spec.id, wanted),
-                                                 "ours": _ours_side(spec.id, t, final), "why": why}))
+                                       evidence={"paper": _paper_side(key, rule, wanted),
+                                                 "ours": _ours_side(rule, t, final), "why": why}))
     return out + _first_cell_extras(st, store, first, q)
 
 
