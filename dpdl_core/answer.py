@@ -37,15 +37,16 @@ def answer_frame(claims) -> pd.DataFrame:
 
 def answer_rows(papers: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The claims judged by every study, and one progress row per study."""
-    from .studies import load_study, study_papers
+    from .studies import hours_left, load_study, study_papers
 
     claims, progress = [], []
     for paper in papers or study_papers():
         study = load_study(paper)
         status = study.status()
+        left, paced = hours_left(status)
         progress.append({"paper": paper, "study": study.title, "stored": int(status["stored"].sum()),
                          "runs": len(status), "hours_measured": status["wall_s"].dropna().sum() / 3600,
-                         "hours_left": status.loc[~status["stored"], "estimate_s"].sum() / 3600})
+                         "hours_left": left, "hours_left_paced": paced})
         module = importlib.import_module(f"dpdl_core.papers.{paper}.study")
         if hasattr(module, "answer"):
             claims.append(module.answer())
@@ -135,10 +136,12 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
            "tolerance plus the seed spread). Rows of kind `check` compare our number with the paper's; "
            "they are not claims of the paper. Each study is described in `dpdl_core/papers/<paper>/study.py` "
            "and rendered by `notebooks/<paper>/study_*.ipynb`.", "", "## Studies", "",
-           "| paper | study | runs stored | measured core-hours | estimated core-hours left |", "|---|---|---|---|---|"]
+           "| paper | study | runs stored | measured core-hours | estimated core-hours left | "
+           "left at the measured pace |", "|---|---|---|---|---|---|"]
     for p in progress.itertuples():
+        paced = p.hours_left_paced
         out.append(f"| {p.paper} | {_cell(p.study)} | {p.stored} / {p.runs} | {p.hours_measured:.1f} | "
-                   f"{p.hours_left:.1f} |")
+                   f"{p.hours_left:.1f} | {'—' if paced is None or pd.isna(paced) else f'{paced:.1f}'} |")
     out += ["", "## Claims judged so far", "",
             "| paper | kind | claim | where | setting | paper | ours | verdict | why | tolerance |",
             "|---|---|---|---|---|---|---|---|---|---|"]

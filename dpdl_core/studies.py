@@ -338,11 +338,25 @@ def _compute_job(job: Job, store: ResultStore) -> None:
         shutil.rmtree(partial, ignore_errors=True)
 
 
+def hours_left(status: pd.DataFrame) -> tuple[float, float | None]:
+    """The estimated core-hours of the runs not stored (``status``: :meth:`Study.status`), and
+    the same at the pace measured so far: scaled by the stored runs' measured over estimated
+    seconds (None before any run with a wall time is stored). The pace carries whatever the
+    stored runs shared their machine with, which the estimates (idle core) do not."""
+    left = status.loc[~status["stored"], "estimate_s"].sum() / 3600
+    timed = status[status["stored"] & status["wall_s"].notna() & (status["estimate_s"] > 0)]
+    if timed.empty:
+        return left, None
+    return left, left * timed["wall_s"].astype(float).sum() / timed["estimate_s"].sum()
+
+
 def describe_runs(study: Study, store: ResultStore | None = None) -> str:
     """Text table of the study's runs for ``plan --study``."""
     st = study.status(store)
+    left, paced = hours_left(st)
+    pace = "" if paced is None else f" ({paced:.1f} at the stored runs' measured pace)"
     lines = [f"{study.title}: {int(st['stored'].sum())}/{len(st)} runs stored in {(store or study.store()).root}",
-             f"estimated {st.loc[~st['stored'], 'estimate_s'].sum() / 3600:.1f} core-hours left; "
+             f"estimated {left:.1f} core-hours left{pace}; "
              f"measured {st['wall_s'].dropna().sum() / 3600:.1f} h for the stored runs"]
     if study.notes:
         lines.append(study.notes)

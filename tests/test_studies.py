@@ -15,7 +15,8 @@ import pytest
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.data import SubsetDataError
 from dpdl_core.results import ResultStore
-from dpdl_core.studies import Job, Study, StudyRun, check_full_data, load_study, study_papers, verify_store
+from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, hours_left, load_study, study_papers,
+                               verify_store)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
@@ -435,7 +436,7 @@ def test_the_answer_never_says_a_by_construction_claim_holds_unless_it_does():
     row = {c: "" for c in COLUMNS}
     claims = pd.DataFrame([{**row, "paper": "straggler", "id": "similar_across_models", "verdict": "inconclusive",
                             "kind": "paper"}], columns=COLUMNS)
-    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left"])
+    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
     text = answer_markdown(claims, progress)
     line = [x for x in text.splitlines() if "| straggler | similar_across_models |" in x][0]
     assert line.endswith("| inconclusive: 1 (by construction; not evidence) |")
@@ -474,7 +475,7 @@ def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
     from dpdl_core.answer import COLUMNS, answer_markdown
     from dpdl_core.papers.straggler.study import NOT_JUDGED
 
-    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left"])
+    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
     text = answer_markdown(pd.DataFrame(columns=COLUMNS), progress)
     line = [x for x in text.splitlines() if "| straggler | sanity_band |" in x][0]
     assert line.endswith(f"| not judged by the study: {NOT_JUDGED['sanity_band']} |")
@@ -513,7 +514,7 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
     # A claim that holds by construction is no evidence: docs/answer.md lists it, the README does not.
     from dpdl_core.answer import answer_markdown, readme_block
 
-    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left"])
+    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
     assert "fewer vectors per iteration" not in readme_block(rows, progress)
     assert "(a) LEASGD reaches a lower loss at the end" in readme_block(rows, progress)
     assert "| leasgd | paper | LEASGD transmits fewer vectors per iteration |" in answer_markdown(rows, progress)
@@ -652,3 +653,11 @@ def test_an_attack_cell_resumes_after_its_last_finished_training(tmp_path, monke
     assert trained == [cfg.epsilon]  # only the private training ran
     assert set(res.metrics["scenario"]) == {"ND-CG", "ND-MM", "DPDL-CG", "DPDL-MM"}
     assert path.exists() and not list(path.parent.glob("*.nd.pt")) and not list(path.parent.glob("*.dp.pt"))
+
+
+def test_hours_left_scales_the_estimate_by_the_measured_pace():
+    st = pd.DataFrame({"stored": [True, True, False, False], "estimate_s": [600.0, 1200.0, 3600.0, 7200.0],
+                       "wall_s": [1200.0, 2400.0, None, None]})
+    left, paced = hours_left(st)
+    assert left == pytest.approx(3.0) and paced == pytest.approx(6.0)  # the stored runs took twice their estimate
+    assert hours_left(st.assign(stored=False)) == (pytest.approx(3.5), None)  # nothing measured yet: no pace
