@@ -539,7 +539,7 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
 
     stack = build_stack([tr.prep for tr in tracks])
     R, config = len(tracks), tracks[0].prep.config
-    alg, eng = stack.algorithm, stack.engine
+    alg = stack.algorithm
     rows_of = [slice(None)] if R == 1 else [stack.rows(r) for r in range(R)]
     if R == 1:
         state = tracks[0].state

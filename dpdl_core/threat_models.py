@@ -199,7 +199,7 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
         σ of the tapped messages and of training, dataset label and victims.
     """
     prep = prepare(config)
-    alg, eng, ctx = prep.algorithm, prep.engine, prep.ctx
+    alg, ctx = prep.algorithm, prep.ctx
     tap_sigma = ctx.sigma
     if spec.sigma_batch_size and ctx.private:
         report = sigma_for(config, ctx.topology, type(alg), alg.params, prep.sizes.numpy(), spec.sigma_batch_size)

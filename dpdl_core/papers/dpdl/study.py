@@ -484,7 +484,7 @@ def _attack_claims(store, s: Study | None = None) -> list:
             nd, dp = f"ND-{c.condition}", f"DPDL-{c.condition}"
             metrics = ["MSE", "PSNR", "SSIM_x100"] + (["success_%"] if c.id == "attack.success" else [])
 
-            def side(col):
+            def side(col, rows=rows, nd=nd, dp=dp, metrics=metrics):
                 return "; ".join(f"{m} ND {rows.loc[(nd, m), col]:.3g} vs DP {rows.loc[(dp, m), col]:.3g}"
                                  for m in metrics if np.isfinite(rows.loc[(nd, m), col]))
             eps = header["meta"].get("epsilon_rdp")
