@@ -52,9 +52,12 @@ def machine(device: str = "cpu") -> str:
 
 def provenance(device: str = "cpu") -> dict:
     """``commit``, ``machine``, ``python`` and, once torch is loaded, its intra-op ``threads``
-    for a run's metadata (the thread count changes float reductions, so a bit-for-bit replay
-    needs it)."""
+    and ``cpu_capability`` (the instruction set its CPU kernels use: AVX2, AVX512, ...) for a
+    run's metadata. Both change float rounding, so a bit-for-bit replay needs the same: two
+    "AMD EPYC" machines, one with AVX-512 and one without, differ in the last bit of a loss."""
     out = {"commit": commit(), "machine": machine(device), "python": platform.python_version()}
     if "torch" in sys.modules:
-        out["threads"] = sys.modules["torch"].get_num_threads()
+        torch = sys.modules["torch"]
+        out["threads"] = torch.get_num_threads()
+        out["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     return out

@@ -33,6 +33,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -54,8 +55,8 @@ from .schedules import make_schedule
 from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
-__all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "RunInterrupted", "RunResult", "run", "run_stack",
-           "prepare", "sigma_for"]
+__all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "RunInterrupted", "RunResult", "prepare",
+           "read_checkpoint", "run", "run_stack", "sigma_for"]
 
 # A run is marked diverged, and stops, once its mean train loss is not finite or exceeds this
 # multiple of its first round's: no run that learns comes near it (noisy DP runs stay within
@@ -304,27 +305,33 @@ def _rows(t: int, metric: str, values) -> list[tuple]:
     return [(t, a, metric, float(v)) for a, v in enumerate(np.asarray(values))]
 
 
+def read_checkpoint(path: str | Path, run_hash: str) -> tuple[dict | None, str | None]:
+    """Read a run's checkpoint without changing anything: ``(payload, None)`` when it belongs
+    to this package version and to run ``run_hash``, else ``(None, why it cannot be used)``."""
+    try:
+        saved = torch.load(path, weights_only=False)
+    except Exception as exc:  # unpickling fails in many ways; every one means "unusable"
+        return None, f"unreadable: {type(exc).__name__}: {exc}"
+    if not isinstance(saved, dict) or "version" not in saved:
+        return None, f"written by a dpdl_core older than {__version__} (no version recorded)"
+    if saved["version"] != __version__:
+        return None, f"written by dpdl_core {saved['version']}, this is {__version__}"
+    if saved.get("config_hash") != run_hash:
+        return None, f"written for run {saved.get('config_hash')}, not {run_hash}"
+    if saved.get("rng_device") != "cpu":
+        return None, "its random streams were drawn on the GPU (runs now draw them on the CPU on every device)"
+    return saved, None
+
+
 def _load_checkpoint(store: ResultStore, run_hash: str) -> dict | None:
     """The run's checkpoint if it exists and belongs to this version and config, else None
     (a refused one is renamed to ``*.pt.refused`` with a warning saying why)."""
     path = store.checkpoint_path(run_hash)
     if not path.exists():
         return None
-    try:
-        saved = torch.load(path, weights_only=False)
-    except Exception as exc:  # unpickling fails in many ways; every one means "unusable"
-        problem = f"unreadable: {type(exc).__name__}: {exc}"
-    else:
-        if not isinstance(saved, dict) or "version" not in saved:
-            problem = f"written by a dpdl_core older than {__version__} (no version recorded)"
-        elif saved["version"] != __version__:
-            problem = f"written by dpdl_core {saved['version']}, this is {__version__}"
-        elif saved.get("config_hash") != run_hash:
-            problem = f"written for run {saved.get('config_hash')}, not {run_hash}"
-        elif saved.get("rng_device") != "cpu":
-            problem = "its random streams were drawn on the GPU (runs now draw them on the CPU on every device)"
-        else:
-            return saved
+    saved, problem = read_checkpoint(path, run_hash)
+    if saved is not None:
+        return saved
     refused = path.with_name(path.name + ".refused")
     os.replace(path, refused)
     store.log_event("checkpoint_refused", run_hash, reason=problem)
@@ -443,6 +450,8 @@ class _Track:
         self.start, self.elapsed = 1, 0.0
         self.diverged, self.done = False, False
         saved = _load_checkpoint(store, self.hash) if resume else None
+        # The algorithm's diagnostic counters at the checkpoint (none in older checkpoints).
+        self.counters = saved.get("counters", {}) if saved is not None else {}
         if saved is not None:
             self.state = saved["state"]
             self.rows = saved["rows"]
@@ -477,7 +486,7 @@ class _Track:
         self.rows += _rows(t, "avg_test_acc", avg_acc) + _rows(t, "avg_test_loss", avg_loss)
         self.rows += _rows(t, "consensus", consensus)
 
-    def checkpoint(self, t: int, state: dict, sent: torch.Tensor, elapsed: float) -> None:
+    def checkpoint(self, t: int, state: dict, sent: torch.Tensor, elapsed: float, counters: dict) -> None:
         payload = {
             "version": __version__,
             "config_hash": self.hash,
@@ -491,6 +500,7 @@ class _Track:
             "algorithm_rng": self.prep.rngs.algorithm.get_state(),
             "schedule_rng": self.prep.rngs.schedule.bit_generator.state,
             "sent": sent.clone(),
+            "counters": counters,
         }
         buf = io.BytesIO()
         torch.save(payload, buf)
@@ -546,6 +556,9 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
     else:
         state = {k: torch.cat([tr.state[k] for tr in tracks]) for k in tracks[0].state}
         stack.ctx.sent = torch.cat([tr.prep.ctx.sent for tr in tracks])
+    for r, tr in enumerate(tracks):
+        if tr.counters:
+            alg.restore_counters(rows_of[r], tr.counters)
     shared_test_set = R > 1 and _same_test_set(stack.members)
     start = tracks[0].start
     t0 = time.perf_counter()
@@ -581,7 +594,7 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
             for r, tr in enumerate(tracks):
                 if not tr.diverged:
                     run_state = state if R == 1 else {k: v[rows_of[r]].clone() for k, v in state.items()}
-                    tr.checkpoint(t, run_state, sent[rows_of[r]], share)
+                    tr.checkpoint(t, run_state, sent[rows_of[r]], share, alg.counters(rows_of[r]))
         if stopping:
             bar.close()
             resume = ("run the same command again to resume" if save

@@ -32,7 +32,7 @@ from .data.acquisition import SubsetDataError
 from .results import ResultStore
 
 __all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "load_study",
-           "run_study", "study_papers"]
+           "run_study", "study_papers", "verify_partials", "verify_store"]
 
 STUDY_ROOT_ENV = "DPDL_STUDIES_DIR"
 STUDIES_ROOT = Path(__file__).resolve().parents[1] / "results"
@@ -117,6 +117,16 @@ class StudyRun:
         """The hash under which ``store`` holds this run (CPU first), or None."""
         return next((h for h in self.hashes() if store.has(h)), None)
 
+    def partial(self, store: ResultStore) -> Path | None:
+        """The run's unfinished work in ``store``, or None: a training run's checkpoint file,
+        a job's folder of partial work (``checkpoints/<hash>/``)."""
+        for h in self.hashes():
+            path = store.checkpoint_path(h)
+            path = path if isinstance(self.work, ExperimentConfig) else path.with_suffix("")
+            if path.exists():
+                return path
+        return None
+
     def stored_work(self, store: ResultStore) -> ExperimentConfig | Job | None:
         """The work as ``store`` holds it (its GPU twin's config where that ran), or None."""
         h = self.found(store)
@@ -165,7 +175,9 @@ class Study:
         return ResultStore(root / self.paper)
 
     def status(self, store: ResultStore | None = None) -> pd.DataFrame:
-        """One row per run: key, hash, priority, stored, estimated and measured seconds."""
+        """One row per run: key, hash, priority, stored, estimated and measured seconds, and
+        ``partial``: how far an unfinished run's checkpoint got (``round t/T``, ``partial
+        work`` for a job), else empty."""
         store = store or self.store()
         rows = []
         for r in self.ordered():
@@ -173,7 +185,8 @@ class Study:
             meta = store.read_header(h)["meta"] if h else {}
             rows.append({"key": r.key, "hash": h or r.hash, "priority": r.priority, "stored": h is not None,
                          "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
-                         "machine": meta.get("machine"), "purpose": r.purpose})
+                         "machine": meta.get("machine"), "purpose": r.purpose,
+                         "partial": "" if h else _progress(r, store)})
         return pd.DataFrame(rows)
 
     def finals(self, store: ResultStore | None = None) -> pd.DataFrame:
@@ -199,6 +212,60 @@ class Study:
             rows.append(row)
         return pd.DataFrame(rows)
 
+
+
+def _progress(run: StudyRun, store: ResultStore) -> str:
+    """How far an unfinished run's checkpoint got (``round t/T``), ``partial work`` for a
+    job's folder, ``unusable checkpoint`` for one the run would set aside, or ""."""
+    from .runner import read_checkpoint
+
+    path = run.partial(store)
+    if path is None:
+        return ""
+    if path.is_dir():
+        return "partial work"
+    saved, _ = read_checkpoint(path, path.name.split(".")[0])
+    return "unusable checkpoint" if saved is None else f"round {saved['round']}/{run.work.rounds}"
+
+
+def verify_partials(study: Study, store: ResultStore | None = None) -> int:
+    """Check the unfinished work kept in the store's ``checkpoints/`` (committed at a
+    session's end so that a run longer than a session resumes on a fresh machine): each
+    entry is a declared run's, that run is not stored yet, and a training run's checkpoint
+    is one that run would resume from. Returns the number of entries checked.
+
+    Raises
+    ------
+    ValueError
+        Naming the entry and what is wrong with it.
+    """
+    from .runner import read_checkpoint
+
+    store = store or study.store()
+    folder = store.checkpoint_path("x").parent
+    if not folder.is_dir():
+        return 0
+    runs = {h: r for r in study.runs for h in r.hashes()}
+    checked = 0
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(".") or entry.name.endswith(".refused") or entry.name in ("locks", "journal.jsonl"):
+            continue  # what a running or killed process leaves; git ignores it
+        h = entry.name.split(".")[0]
+        r = runs.get(h)
+        if r is None:
+            raise ValueError(f"{entry}: no run of the {study.paper} study has the hash {h}")
+        if r.found(store):
+            raise ValueError(f"{entry}: run {r.key} is stored; its checkpoint should have been removed")
+        if isinstance(r.work, ExperimentConfig):
+            if entry.is_dir() or entry.suffix != ".pt":
+                raise ValueError(f"{entry}: a training run's checkpoint is one file <hash>.pt")
+            saved, problem = read_checkpoint(entry, h)
+            if saved is None:
+                raise ValueError(f"{entry}: run {r.key} would not resume from it: {problem}")
+        elif not entry.is_dir():
+            raise ValueError(f"{entry}: a job's partial work is a folder <hash>/")
+        checked += 1
+    return checked
 
 
 def study_papers() -> list[str]:
@@ -362,7 +429,8 @@ def describe_runs(study: Study, store: ResultStore | None = None) -> str:
         lines.append(study.notes)
     for row in st.itertuples():
         took = f"{row.wall_s / 60:6.1f} min" if row.stored and row.wall_s else f"~{row.estimate_s / 60:5.0f} min"
-        lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<58} {row.hash} {took}")
+        resumes = f" (checkpoint: {row.partial})" if row.partial else ""
+        lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<58} {row.hash} {took}{resumes}")
     return "\n".join(lines)
 
 

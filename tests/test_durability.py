@@ -29,10 +29,12 @@ from guarantees import record
 
 from dpdl_core import __version__
 from dpdl_core.config import ExperimentConfig
+from dpdl_core.executors import LocalExecutor
 from dpdl_core.locking import Claim
 from dpdl_core.papers.dpdl.algorithm import DPDL
 from dpdl_core.results import CorruptResultError, CorruptResultWarning, ResultStore
 from dpdl_core.runner import CheckpointRefusedWarning, run
+from dpdl_core.stacking import plan_stacks
 from dpdl_core.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,11 +45,14 @@ TINY = dict(n_agents=3, batch_size=8, train_samples=300, eval_every=3, eval_samp
             sigma_rule="fixed", sigma=4.0, checkpoint_every=1)
 SWEEP = [ExperimentConfig(**TINY, rounds=10, seed=s) for s in range(4)]
 # A sweep in its own process, as a user would start it (spawn workers, one torch thread each
-# on two cores; thread counts do not change these runs' results).
+# on two cores; the references below are computed with the workers' thread count, which on
+# an AVX2 CPU changes these runs' last bits).
 SCRIPT = """
 import json, sys
 from dpdl_core.config import ExperimentConfig
+from dpdl_core.executors import LocalExecutor
 from dpdl_core.results import ResultStore
+from dpdl_core.stacking import plan_stacks
 from dpdl_core.sweep import run_sweep
 configs = [ExperimentConfig.from_dict(d) for d in json.loads(sys.argv[2])]
 run_sweep(configs, store=ResultStore(sys.argv[1]), workers=2, progress=False)
@@ -368,10 +373,18 @@ def test_failed_checkpoint_write_keeps_the_previous_one(store, reference, monkey
 
 @pytest.fixture(scope="module")
 def sweep_reference(tmp_path_factory) -> dict[str, pd.DataFrame]:
-    """Stored history of every SWEEP config, computed in this process without interruption."""
+    """Stored history of every SWEEP config, computed in this process without interruption,
+    with the torch threads each of the sweep's two workers gets."""
     store = ResultStore(tmp_path_factory.mktemp("sweep_reference"))
-    for cfg in SWEEP:
-        run(cfg, store=store, progress=False)
+    executor = LocalExecutor(workers=2)
+    _, threads = executor.pool(len(plan_stacks(SWEEP, workers=executor.pool(len(SWEEP))[0])))
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for cfg in SWEEP:
+            run(cfg, store=store, progress=False)
+    finally:
+        torch.set_num_threads(before)
     return {cfg.hash: store.load_run(cfg.hash)[1] for cfg in SWEEP}
 
 

@@ -100,7 +100,11 @@ def test_a_diverging_run_stops_alone_and_leaves_the_others_untouched():
     # Its state (loss window, pools) and its generator (the groups) come back from the checkpoint.
     dict(algorithm="leasgd", topology="fully_connected", sigma_rule="leasgd_common",
          algo={"leaders_per_follower": 3, "k": 2}),
-], ids=["dpdl", "leasgd"])
+    # Their diagnostic counters (QP solves; Shapley evaluations, ties, weights) come back too.
+    dict(algorithm="dp_cga"),
+    dict(algorithm="pdsl", topology="fully_connected", sigma_rule="per_message", validation_samples=40,
+         algo={"exact_max_players": 2}),
+], ids=["dpdl", "leasgd", "dp_cga", "pdsl"])
 def test_runs_resuming_from_different_rounds_finish_as_their_plain_runs(store, monkeypatch, changes):
     configs = [ExperimentConfig.from_dict({**TINY, "epsilon": 0.5, "seed": s, **changes}) for s in range(3)]
     real = runner.training_rounds
@@ -120,7 +124,11 @@ def test_runs_resuming_from_different_rounds_finish_as_their_plain_runs(store, m
     assert [r.meta["stacked_runs"] for r in results] == [1, 2, 2]  # the resumed one trained apart
     for cfg, res in zip(configs, results):
         assert store.has(cfg.hash) and not store.checkpoint_path(cfg.hash).exists()
-        _assert_identical(res.history, run(cfg, save=False, progress=False).history)
+        plain = run(cfg, save=False, progress=False)
+        _assert_identical(res.history, plain.history)
+        diagnostics = set(runner.prepare(cfg).algorithm.diagnostics())
+        assert diagnostics or cfg.algorithm == "dpdl"
+        assert {k: res.meta[k] for k in diagnostics} == {k: plain.meta[k] for k in diagnostics}
     again = run_stack(configs, store=store, progress=False)
     assert all(r.cached for r in again)
 

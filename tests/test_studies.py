@@ -4,6 +4,7 @@ committed run per paper replay bit for bit, the README's answer is what the stor
 paper-scale runs refuse subset data."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from dpdl_core.config import ExperimentConfig
 from dpdl_core.data import SubsetDataError
 from dpdl_core.results import ResultStore
 from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, hours_left, load_study, study_papers,
-                               verify_store)
+                               verify_partials, verify_store)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
@@ -48,6 +49,17 @@ def test_every_committed_result_is_a_declared_run_and_verifies(paper):
         assert not meta["dataset"].get("subset"), f"{f.name} ran on a subset"
 
 
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_committed_checkpoint_is_an_unfinished_declared_run(paper):
+    """Checkpoints of unfinished runs are committed at a session's end (a PDSL run outlasts a
+    session): each must be a declared run's, not stored yet, and one it would resume from."""
+    st = load_study(paper)
+    folder = st.store().checkpoint_path("x").parent
+    entries = [e for e in folder.iterdir() if not e.name.startswith(".") and not e.name.endswith(".refused")] \
+        if folder.is_dir() else []
+    assert verify_partials(st) == len(entries)
+
+
 def _tiny(seed=0, **changes):
     return ExperimentConfig(n_agents=4, rounds=2, batch_size=8, train_samples=200, eval_samples=50, eval_every=2,
                             seed=seed, **changes)
@@ -66,6 +78,50 @@ def test_verify_store_catches_a_file_that_is_not_its_runs(tmp_path):
         verify_store(st, store)
 
 
+def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_other_checkpoint(tmp_path, monkeypatch):
+    from dpdl_core.papers.dpdl.algorithm import DPDL
+    from dpdl_core.runner import run
+
+    a, b, c = (_tiny(seed, checkpoint_every=1) for seed in range(3))
+    st = Study("toy", "toy", (StudyRun("a", "", 0, a), StudyRun("b", "", 0, b), StudyRun("c", "", 0, c)))
+    store = ResultStore(tmp_path)
+    run(a, store=store, progress=False)
+    original, calls = DPDL.step, {"n": 0}
+
+    def dies_in_round_2(self, state, xb, yb):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return original(self, state, xb, yb)
+
+    monkeypatch.setattr(DPDL, "step", dies_in_round_2)
+    with pytest.raises(KeyboardInterrupt):
+        run(b, store=store, progress=False)
+    monkeypatch.undo()
+    ckpt = store.checkpoint_path(b.hash)
+    ckpt.with_name(ckpt.name + ".refused").write_bytes(b"set aside earlier: not checked")
+    assert verify_partials(st, store) == 1
+    assert st.status(store).set_index("key")["partial"].to_dict() == {"a": "", "b": "round 1/2", "c": ""}
+    wrong = {a.hash: "is stored", "0" * 16: "no run of the toy study", c.hash: f"written for run {b.hash}"}
+    for h, message in wrong.items():
+        shutil.copy(ckpt, store.checkpoint_path(h))
+        with pytest.raises(ValueError, match=message):
+            verify_partials(st, store)
+        store.checkpoint_path(h).unlink()
+    # The checkpoint resumes where it stopped in a copy of the store (a fresh clone).
+    clone = ResultStore(tmp_path / "clone")
+    shutil.copytree(store.root / "checkpoints", clone.root / "checkpoints")
+    resumed = run(b, store=clone, progress=False)
+    assert clone.journal()["from_round"].iloc[0] == 2
+    pd.testing.assert_frame_equal(resumed.history, run(b, save=False, progress=False).history, check_exact=True)
+
+
+# Kernels of another instruction set (AVX2 against AVX-512) round differently: measured a
+# 1.1e-7 relative difference in two of 22 losses after two rounds; any change to what a run
+# computes moves them by orders of magnitude more.
+REPLAY_RTOL = 1e-6
+
+
 def _replay_config(cfg: ExperimentConfig, rounds: int) -> ExperimentConfig:
     return cfg.replace(rounds=rounds, eval_every=rounds, checkpoint_every=0)
 
@@ -74,21 +130,25 @@ def _replay_config(cfg: ExperimentConfig, rounds: int) -> ExperimentConfig:
 @pytest.mark.parametrize("paper", PAPERS)
 def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     """Re-run the first rounds of the cheapest committed run from its stored config: the
-    history prefix must be the stored one, bit for bit on the CPU (a stated tolerance for a
-    run made on a GPU)."""
+    history prefix must be the stored one, bit for bit on a CPU whose kernels use the
+    instruction set the run was made with (its ``cpu_capability``), to REPLAY_RTOL on another
+    CPU, and to 1e-4 for a run made on a GPU."""
+    import torch
+
     st = load_study(paper)
     store = st.store()
     stored = [r for r in st.ordered() if r.found(store)]
     if not stored:
         pytest.skip(f"no run of the {paper} study is committed yet")
-    # A training run where the paper has one (a job replays by hops: the straggler's token ring).
-    r = min(stored, key=lambda r: (not isinstance(r.work, ExperimentConfig), r.estimate_s))
+    here = torch.backends.cpu.get_cpu_capability()
+    made_with = {r.key: store.read_header(r.found(store))["meta"].get("cpu_capability") for r in stored}
+    # A training run where the paper has one (a job replays by hops: the straggler's token
+    # ring), made with this CPU's instruction set where one was (then bit for bit).
+    r = min(stored, key=lambda r: (not isinstance(r.work, ExperimentConfig), made_with[r.key] != here, r.estimate_s))
     header, hist = store.load_run(r.found(store))
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(FULL))
     if isinstance(r.work, ExperimentConfig):
         from dpdl_core import runner
-
-        import torch
 
         runner._dataset.cache_clear()
         rounds = 2
@@ -112,8 +172,11 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     assert len(ours) == len(stored_values) > 0
     if header["meta"].get("device", "cpu").startswith("cuda"):
         np.testing.assert_allclose(ours, stored_values, rtol=1e-4, err_msg="GPU-made run: replay on the CPU")
-    else:
+    elif made_with[r.key] == here:
         np.testing.assert_array_equal(ours, stored_values)
+    else:
+        np.testing.assert_allclose(ours, stored_values, rtol=REPLAY_RTOL,
+                                   err_msg=f"made with {made_with[r.key] or 'unrecorded'} CPU kernels, replayed with {here}")
 
 
 def test_the_readme_answer_is_what_the_committed_stores_give():

@@ -295,6 +295,15 @@ class Algorithm:
         one run of a stack (a stackable algorithm counts per agent)."""
         return {}
 
+    def counters(self, agents: slice = slice(None)) -> dict:
+        """What ``diagnostics`` has accumulated for the rows ``agents`` (one run of a stack),
+        JSON-like, for the run's checkpoint: a resumed run's diagnostics then cover every round,
+        not only those since its last resume. Default: nothing to keep."""
+        return {}
+
+    def restore_counters(self, agents: slice, counters: dict) -> None:
+        """Continue ``diagnostics`` of the rows ``agents`` from a checkpoint's ``counters``."""
+
     def round_metrics(self, state: dict[str, torch.Tensor]) -> dict:
         """Metrics of this round to record in the history after the step: name → a scalar
         (network-wide, ``agent = -1``) or one value per agent, computed from ``state`` (in a

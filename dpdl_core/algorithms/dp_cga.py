@@ -155,6 +155,13 @@ class DPCGA(Algorithm):
     def diagnostics(self, agents: slice = slice(None)) -> dict:
         return {"qp_solves": int(self.solves[agents].sum()), "qp_fallbacks": int(self.fallbacks[agents].sum())}
 
+    def counters(self, agents: slice = slice(None)) -> dict:
+        return {"solves": self.solves[agents].tolist(), "fallbacks": self.fallbacks[agents].tolist()}
+
+    def restore_counters(self, agents: slice, counters: dict) -> None:
+        self.solves[agents] = counters["solves"]
+        self.fallbacks[agents] = counters["fallbacks"]
+
     def step(self, state, xb, yb):
         ctx, eng = self.ctx, self.ctx.engine
         X = state["x"]

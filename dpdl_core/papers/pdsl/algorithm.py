@@ -213,6 +213,22 @@ class PDSL(Algorithm):
             self.weight_sum[r] += float(run_pi.sum()) / n
             self.min_share[r] = min(self.min_share[r], float((run_pi * run_w).min()))
 
+    def _run_of(self, agents: slice) -> int:
+        """The stacked run whose rows ``agents`` are (0 in a plain run)."""
+        return int(np.arange(self.ctx.n_agents)[agents][0]) // self.ctx.topology.n_agents
+
+    def counters(self, agents: slice = slice(None)) -> dict:
+        r = self._run_of(agents)
+        return {"rounds": self.rounds, "ties": self.ties[r], "evaluations": self.evaluations[r],
+                "weight_sum": self.weight_sum[r], "min_share": self.min_share[r]}
+
+    def restore_counters(self, agents: slice, counters: dict) -> None:
+        # The runs of a stack resume from the same round (the runner stacks them so).
+        r = self._run_of(agents)
+        self.rounds = counters["rounds"]
+        self.ties[r], self.evaluations[r] = counters["ties"], counters["evaluations"]
+        self.weight_sum[r], self.min_share[r] = counters["weight_sum"], counters["min_share"]
+
     def diagnostics(self, agents: slice = slice(None)) -> dict:
         """Shapley work and weights: evaluations per round, how often eq (19) tied (all
         weights set to 1), the mean Σ_j π_ij (≈ n under uniform ω: a step of ≈ nγ) and the

@@ -41,6 +41,9 @@ __all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "cl
 
 CPU_VALIDATION_SAMPLES = 500
 EPSILON = 0.3
+# A PDSL round takes about a minute on one core, so a run spans sessions: a checkpoint every
+# 10 rounds bounds what an abrupt stop loses (not hashed: the runs keep their keys).
+CHECKPOINT_EVERY = 10
 # Seconds per round on one core, M = 10 (measured: PDSL 55-90 s/round at |Q| = 500 under
 # load on the fully connected graph; the baselines 6.6 s/round with a second study worker on
 # the other core, most of it the evaluation of 11 models on the 10,000 test images every 5
@@ -138,7 +141,7 @@ def cell_runs(cell: Cell, validation_samples: int = CPU_VALIDATION_SAMPLES, prof
     elsewhere PDSL and the baselines (seed 0) and every seed of the paper's strongest baseline
     there; at an ε point PDSL alone."""
     first = cell == cells(profile)[0]
-    runs = [Run(r.label, r.config.replace(validation_samples=validation_samples))
+    runs = [Run(r.label, r.config.replace(validation_samples=validation_samples, checkpoint_every=CHECKPOINT_EVERY))
             for r in grid(cell.dataset, [cell.topology], profile)
             if r.config.epsilon == cell.epsilon and r.config.n_agents == cell.m]
     if not first:
