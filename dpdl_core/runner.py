@@ -450,8 +450,10 @@ class _Track:
         self.start, self.elapsed = 1, 0.0
         self.diverged, self.done = False, False
         saved = _load_checkpoint(store, self.hash) if resume else None
-        # The algorithm's diagnostic counters at the checkpoint (none in older checkpoints).
+        # The algorithm's diagnostic counters at the checkpoint (none in older checkpoints), and
+        # where round 1 was computed (a run resumed in a later session may finish elsewhere).
         self.counters = saved.get("counters", {}) if saved is not None else {}
+        self.started_by = saved.get("started_by") if saved is not None else None
         if saved is not None:
             self.state = saved["state"]
             self.rows = saved["rows"]
@@ -486,7 +488,8 @@ class _Track:
         self.rows += _rows(t, "avg_test_acc", avg_acc) + _rows(t, "avg_test_loss", avg_loss)
         self.rows += _rows(t, "consensus", consensus)
 
-    def checkpoint(self, t: int, state: dict, sent: torch.Tensor, elapsed: float, counters: dict) -> None:
+    def checkpoint(self, t: int, state: dict, sent: torch.Tensor, elapsed: float, counters: dict,
+                   made_by: dict) -> None:
         payload = {
             "version": __version__,
             "config_hash": self.hash,
@@ -501,6 +504,7 @@ class _Track:
             "schedule_rng": self.prep.rngs.schedule.bit_generator.state,
             "sent": sent.clone(),
             "counters": counters,
+            "started_by": self.started_by or made_by,
         }
         buf = io.BytesIO()
         torch.save(payload, buf)
@@ -594,7 +598,7 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
             for r, tr in enumerate(tracks):
                 if not tr.diverged:
                     run_state = state if R == 1 else {k: v[rows_of[r]].clone() for k, v in state.items()}
-                    tr.checkpoint(t, run_state, sent[rows_of[r]], share, alg.counters(rows_of[r]))
+                    tr.checkpoint(t, run_state, sent[rows_of[r]], share, alg.counters(rows_of[r]), made_by)
         if stopping:
             bar.close()
             resume = ("run the same command again to resume" if save
@@ -669,6 +673,9 @@ def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict,
         "device": str(eng.device),
         "torch": torch.__version__,
         **made_by,
+        # Resumed from a checkpoint: the commit, machine, CPU kernels and threads of round 1
+        # (what a replay of the first rounds needs), where they may differ from the above.
+        **({"started_by": tr.started_by} if tr.started_by else {}),
     }
     result = RunResult(prep.config, history, meta)
     if save:

@@ -114,6 +114,9 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
     resumed = run(b, store=clone, progress=False)
     assert clone.journal()["from_round"].iloc[0] == 2
     pd.testing.assert_frame_equal(resumed.history, run(b, save=False, progress=False).history, check_exact=True)
+    # It records where round 1 was computed, for the replay of its first rounds.
+    assert resumed.meta["started_by"] == {k: resumed.meta[k] for k in resumed.meta["started_by"]}
+    assert set(resumed.meta["started_by"]) >= {"commit", "machine", "cpu_capability", "threads"}
 
 
 # Kernels of another instruction set (AVX2 against AVX-512) round differently: measured a
@@ -141,7 +144,9 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     if not stored:
         pytest.skip(f"no run of the {paper} study is committed yet")
     here = torch.backends.cpu.get_cpu_capability()
-    made_with = {r.key: store.read_header(r.found(store))["meta"].get("cpu_capability") for r in stored}
+    # Round 1's machine: a run resumed in a later session records it as started_by.
+    origin = {r.key: (lambda m: m.get("started_by") or m)(store.read_header(r.found(store))["meta"]) for r in stored}
+    made_with = {r.key: origin[r.key].get("cpu_capability") for r in stored}
     # A training run where the paper has one (a job replays by hops: the straggler's token
     # ring), made with this CPU's instruction set where one was (then bit for bit).
     r = min(stored, key=lambda r: (not isinstance(r.work, ExperimentConfig), made_with[r.key] != here, r.estimate_s))
@@ -155,7 +160,7 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
         # The thread count changes float reductions. Runs stored before it was recorded all ran
         # with `study run`'s default of one thread.
         threads = torch.get_num_threads()
-        torch.set_num_threads(header["meta"].get("threads", 1))
+        torch.set_num_threads(origin[r.key].get("threads", 1))
         try:  # a GPU-made run replays on the CPU: its twin's settings with device cpu
             again = runner.run(_replay_config(r.work, rounds), save=False, progress=False).history
         finally:
