@@ -138,9 +138,14 @@ class ResultStore:
     def path(self, run_hash: str) -> Path:
         return self.root / f"{run_hash}{SUFFIX}"
 
+    @property
+    def checkpoint_dir(self) -> Path:
+        """The folder of unfinished runs' checkpoints (and jobs' partial work)."""
+        return self.root / "checkpoints"
+
     def checkpoint_path(self, run_hash: str) -> Path:
         """Where :func:`dpdl_core.runner.run` keeps the run's resumable checkpoint."""
-        return self.root / "checkpoints" / f"{run_hash}.pt"
+        return self.checkpoint_dir / f"{run_hash}.pt"
 
     def claim(self, run_hash: str) -> Claim:
         """The run's exclusive claim: hold it to compute, store or move aside the run."""

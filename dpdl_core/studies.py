@@ -242,14 +242,14 @@ def verify_partials(study: Study, store: ResultStore | None = None) -> int:
     from .runner import read_checkpoint
 
     store = store or study.store()
-    folder = store.checkpoint_path("x").parent
+    folder = store.checkpoint_dir
     if not folder.is_dir():
         return 0
     runs = {h: r for r in study.runs for h in r.hashes()}
     checked = 0
     for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or entry.name.endswith(".refused") or entry.name in ("locks", "journal.jsonl"):
-            continue  # what a running or killed process leaves; git ignores it
+        if entry.name.startswith(".") or entry.name.endswith(".refused"):
+            continue  # a killed writer's temp file, a checkpoint set aside: git ignores both
         h = entry.name.split(".")[0]
         r = runs.get(h)
         if r is None:

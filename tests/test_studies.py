@@ -54,7 +54,7 @@ def test_every_committed_checkpoint_is_an_unfinished_declared_run(paper):
     """Checkpoints of unfinished runs are committed at a session's end (a PDSL run outlasts a
     session): each must be a declared run's, not stored yet, and one it would resume from."""
     st = load_study(paper)
-    folder = st.store().checkpoint_path("x").parent
+    folder = st.store().checkpoint_dir
     entries = [e for e in folder.iterdir() if not e.name.startswith(".") and not e.name.endswith(".refused")] \
         if folder.is_dir() else []
     assert verify_partials(st) == len(entries)
