@@ -86,7 +86,8 @@ def _cell(text) -> str:
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     """The short block for the README's first screen: a row for each of the papers' own
     claims that is decided (holds or fails), then one line each naming the claims measured
-    but undecided (inside the tolerance plus the seed spread), those waiting for runs, and
+    but undecided (inside the tolerance plus the seed spread, or read on a run that diverged
+    and stopped early), those waiting for runs, and
     those a study leaves out. Our checks and controls, claims that hold by construction, and
     every row's tolerance are in docs/answer.md."""
     every = paper_claims()
@@ -116,7 +117,8 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())
     lines += ["", f"Study runs stored (of declared): {done}."]
     if len(undecided):
-        lines.append(f"Measured, not decided (inside the tolerance plus the seed spread): {named(undecided)}.")
+        lines.append("Measured, not decided (inside the tolerance plus the seed spread, or read where a run diverged "
+                     f"and stopped; docs/answer.md says which): {named(undecided)}.")
     if len(waiting):
         lines.append("Not judged yet (waiting for their runs; `python -m dpdl_core study plan` lists them): "
                      f"{named(waiting)}.")

@@ -656,6 +656,39 @@ def test_pdsl_study_borrows_the_seed_spread_of_each_cells_seeded_baseline():
     assert "ring M=10 eps 0.3: DP-CGA's 0.30 pp over 3 seeds" in note
 
 
+def test_pdsl_claims_waiting_on_other_cells_are_not_judged_and_diverged_runs_are_named():
+    """A rule across cells (ε points, M) on one stored cell compares nothing: the claim is
+    "not judged" (the README names it as waiting, not as measured); with one M stored the
+    row shows that M's accuracies, not a drop of 0; a diverged run is named with the round
+    it stopped at, since its row is that round's and not the paper's last."""
+    from dpdl_core.answer import readme_block
+    from dpdl_core.papers.pdsl import study as S
+
+    first, m20 = S.cells("paper")[0], next(c for c in S.cells("paper") if c.m == 20)
+    missing = {m20: ["PDSL seed 0"]}
+    why = S._waiting_why("no comparison ran", [m20], missing)
+    assert why == "not judged: no comparison on the stored cells alone; waiting for: fc M=20 eps 0.3 (PDSL seed 0)"
+    assert S._waiting_why("0 of 1 hold", [m20], missing).startswith("0 of 1 hold on the stored cells; waiting for: ")
+    t = pd.DataFrame({"n_agents": [10, 10], "label": ["PDSL", "DP-CGA"], "ours": [56.2, 61.5]})
+    assert S._ours_side("stable_in_m", t, None) == "M=10 only: PDSL 56.2, DP-CGA 61.5"
+    t2 = pd.concat([t, t.assign(n_agents=20, ours=[50.0, 60.0])])
+    assert S._ours_side("stable_in_m", t2, None) == "drop: PDSL 6.2, DP-CGA 1.5"
+    meta = pd.DataFrame([{"label": "PDSL", "topology": first.topology, "n_agents": 10, "epsilon": 0.3, "seed": 0,
+                          "diverged": True, "last_round": 88, "rounds": 200},
+                         {"label": "DP-CGA", "topology": first.topology, "n_agents": 10, "epsilon": 0.3, "seed": 0,
+                          "diverged": False, "last_round": 200, "rounds": 200}])
+    note = S._diverged_note(meta)
+    assert "PDSL fc M=10 eps 0.3 seed 0 diverged at round 88 of 200" in note and "DP-CGA" not in note
+    assert S._diverged_note(meta.assign(diverged=False)) == ""
+    verdict, undecided = S._accuracy_verdict("fails", "0 of 1 hold", meta)
+    assert verdict == "inconclusive" and undecided.startswith("not decided: PDSL") and undecided.endswith(": 0 of 1 hold")
+    assert S._accuracy_verdict("fails", "0 of 1 hold", meta[meta["label"] == "DP-CGA"]) == ("fails", "0 of 1 hold")
+    row = {"paper": "pdsl", "id": "tab01.stable_in_m", "kind": "paper", "verdict": "inconclusive", "why": why,
+           "claim": "c", "where": "w", "setting": "s", "paper_value": "p", "ours": "o"}
+    block = readme_block(pd.DataFrame([row]), pd.DataFrame({"paper": ["pdsl"], "stored": [1], "runs": [2]}))
+    assert "Not judged yet" in block and "Measured, not decided" not in block
+
+
 def _tiny_attack_spec(dataset: str = "mnist") -> dict:
     """The study's attack cell at the ``smoke`` profile, shrunk to seconds."""
     from dpdl_core.papers.dpdl.attack_study import attack_spec

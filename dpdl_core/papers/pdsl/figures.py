@@ -176,13 +176,15 @@ def load_runs(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFram
         if not store.has(c.hash):
             raise FileNotFoundError(f"run {c.hash} ({r.label}, epsilon={c.epsilon}, M={c.n_agents}) is not stored")
         header, hist = store.load_run(c.hash)
+        last_round = int(hist["round"].max())
         hist = hist[hist["metric"].isin(metrics)].assign(label=r.label, topology=c.topology, epsilon=c.epsilon,
                                                          n_agents=c.n_agents, seed=c.seed)
         frames.append(hist)
         m = header["meta"]
         label = m.get("dataset_label", label)
         meta.append({"label": r.label, "topology": c.topology, "epsilon": c.epsilon, "n_agents": c.n_agents,
-                     "seed": c.seed, "diverged": m["diverged"], "sigma": m["sigma_max"],
+                     "seed": c.seed, "diverged": m["diverged"], "last_round": last_round, "rounds": c.rounds,
+                     "sigma": m["sigma_max"],
                      "epsilon_rdp": m["epsilon_rdp_max"], "tie_fraction": m.get("shapley_tie_fraction")})
     return pd.concat(frames, ignore_index=True), label, pd.DataFrame(meta)
 
@@ -271,7 +273,9 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
     label : str
         The data that ran.
     meta : DataFrame
-        Per run: diverged, σ multiplier, accountant ε, Shapley tie fraction.
+        Per run: diverged, the last round it ran and the rounds it was set to (a diverged
+        run's row is its accuracy at the round it stopped), σ multiplier, accountant ε,
+        Shapley tie fraction.
     """
     store = store or ResultStore()
     df, label, meta = load_runs(runs, store, ["test_acc", "avg_test_acc"])

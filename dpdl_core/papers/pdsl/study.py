@@ -289,7 +289,10 @@ def _ours_side(rule: str, t: pd.DataFrame, final: pd.DataFrame | None) -> str:
         p = t[t["label"] == "PDSL"].sort_values("epsilon")
         return f"PDSL {' / '.join(f'{v:.1f}' for v in p['ours'])} ({' / '.join(f'eps {e:g}' for e in p['epsilon'])})"
     if rule == "stable_in_m":
-        lo, hi = (t[t["n_agents"] == m].set_index("label")["ours"] for m in (t["n_agents"].min(), t["n_agents"].max()))
+        m_lo, m_hi = t["n_agents"].min(), t["n_agents"].max()
+        lo, hi = (t[t["n_agents"] == m].set_index("label")["ours"] for m in (m_lo, m_hi))
+        if m_lo == m_hi:  # one M stored: no drop to show yet
+            return f"M={m_lo} only: " + ", ".join(f"{lab} {v:.1f}" for lab, v in lo.items())
         return "drop: " + ", ".join(f"{lab} {lo[lab] - hi[lab]:.1f}" for lab in lo.index if lab in hi.index)
     parts = []
     for (topo, eps, m), g in t.groupby(["topology", "epsilon", "n_agents"], sort=False):
@@ -298,6 +301,44 @@ def _ours_side(rule: str, t: pd.DataFrame, final: pd.DataFrame | None) -> str:
         parts.append(f"{_SHORT[topo]} M={m} eps {eps:g}: PDSL {g.loc['PDSL', 'ours']:.1f} vs {base.idxmax()} "
                      f"{base.max():.1f}")
     return "; ".join(parts)
+
+
+def _waiting_why(why: str, waiting: list[Cell], missing: dict) -> str:
+    """The "why" of a claim judged on some of its cells only: what the stored cells gave,
+    then the cells it waits for. A claim whose rule compares across cells (ε points, M)
+    compares nothing on one cell: it is *not judged* yet, not measured and undecided."""
+    wait = "waiting for: " + "; ".join(f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
+    if why == "no comparison ran":
+        return f"not judged: no comparison on the stored cells alone; {wait}"
+    return f"{why} on the stored cells; {wait}"
+
+
+def _stopped_early(meta: pd.DataFrame) -> str:
+    """The runs of the judged cells that diverged before their last round (their training
+    loss passed :data:`~dpdl_core.runner.EXPLOSION_FACTOR` times their first round's, and the
+    runner stopped them), each with the round it reached; empty if none did."""
+    d = meta[meta["diverged"] & (meta["last_round"] < meta["rounds"])]
+    d = d.drop_duplicates(["label", "topology", "n_agents", "epsilon", "seed"])
+    return ", ".join(f"{r.label} {_SHORT[r.topology]} M={r.n_agents} eps {r.epsilon:g} seed {r.seed} diverged at round "
+                     f"{r.last_round} of {r.rounds} (train loss past 1,000x its first round's)" for r in d.itertuples())
+
+
+def _accuracy_verdict(verdict: str, why: str, meta: pd.DataFrame) -> tuple[str, str]:
+    """An accuracy claim's verdict given its runs' ``meta``: an accuracy read at the round a
+    run diverged is not its accuracy at the last round (it may still have been rising), so a
+    claim that compares one decides nothing."""
+    stopped = _stopped_early(meta)
+    if not stopped or verdict == "inconclusive":
+        return verdict, why
+    return "inconclusive", f"not decided: {stopped}, so its accuracy at the last round was not measured; " \
+                           f"at the round it stopped: {why}"
+
+
+def _diverged_note(meta: pd.DataFrame) -> str:
+    """:func:`_stopped_early` as a note for a claim judged at those rounds: a loss claim,
+    whose divergence is itself the loss measured."""
+    stopped = _stopped_early(meta)
+    return f"; judged at the round it stopped: {stopped}" if stopped else ""
 
 
 def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VALIDATION_SAMPLES) -> list:
@@ -356,10 +397,13 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
             claim = next(c for c in figure_claims(final, key) if c.id == spec.id)
             note = claim.tolerance
         verdict, why = claim.verdict, claim.evidence
+        if key in TABLES:
+            verdict, why = _accuracy_verdict(verdict, why, meta)
         waiting = [c for c in wanted if c not in done]
         if waiting and verdict != "fails":
-            verdict, why = "inconclusive", f"{why} on the stored cells; waiting for: " + "; ".join(
-                f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
+            verdict, why = "inconclusive", _waiting_why(why, waiting, missing)
+        if key not in TABLES:
+            why += _diverged_note(meta)
         if key in TABLES:
             eps_note = "; ".join(f"{r.label} {r.epsilon_rdp:.2g}" for r in meta.drop_duplicates("label").itertuples())
             why += f"; accountant eps (per-message sigma rule, not equal privacy): {eps_note}"
@@ -387,9 +431,9 @@ def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
         comp = Comparison(f"{variant} {a['ours']:.1f} vs {top} {b['ours']:.1f}", a["ours"] - b["ours"],
                           margin_from_stats(a["ours_std"], int(a["runs"]), b["ours_std"], int(b["runs"]), ACCURACY_TOL))
         c = variant_spec(variant).judge([comp], note, condition=setting)
-        out.append(dataclasses.replace(c, evidence={"paper": "not in the paper",
-                                                    "ours": f"{variant} {a['ours']:.1f} vs {top} {b['ours']:.1f}",
-                                                    "why": c.evidence}))
+        verdict, why = _accuracy_verdict(c.verdict, c.evidence, meta[meta["label"].isin([variant, top])])
+        out.append(dataclasses.replace(c, verdict=verdict, evidence={
+            "paper": "not in the paper", "ours": f"{variant} {a['ours']:.1f} vs {top} {b['ours']:.1f}", "why": why}))
     if UNIFORM in rows.index:
         a, b = rows.loc["PDSL"], rows.loc[UNIFORM]
         spec = dataclasses.replace(variant_spec("PDSL"), id="control.shapley_weighting",
@@ -400,9 +444,10 @@ def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
         comp = Comparison(f"PDSL {a['ours']:.1f} vs uniform {b['ours']:.1f}", a["ours"] - b["ours"],
                           margin_from_stats(a["ours_std"], 1, b["ours_std"], 1, ACCURACY_TOL))
         c = spec.judge([comp], note, condition=setting)
-        out.append(dataclasses.replace(c, evidence={"paper": "not in the paper",
-                                                    "ours": f"PDSL {a['ours']:.1f} vs uniform weights {b['ours']:.1f}",
-                                                    "why": c.evidence}))
+        verdict, why = _accuracy_verdict(c.verdict, c.evidence, meta[meta["label"].isin(["PDSL", UNIFORM])])
+        out.append(dataclasses.replace(c, verdict=verdict, evidence={
+            "paper": "not in the paper", "ours": f"PDSL {a['ours']:.1f} vs uniform weights {b['ours']:.1f}",
+            "why": why}))
     return out
 
 
