@@ -37,7 +37,7 @@ _UNHASHED = ("checkpoint_every",)
 # Fields added after results were first stored: at these values they are left out of the
 # hash, so runs stored before they existed keep their identity.
 _HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 1.0, "lr_decay_every": 0,
-                  "compile": False, "init": "shared", "mixing": "metropolis"}
+                  "compile": False, "init": "shared", "mixing": "metropolis", "stop_on_divergence": True}
 
 
 class ConfigError(ValueError):
@@ -182,8 +182,10 @@ def _check_values(c) -> None:
     the fixed choices, integers, numbers and the shape of ``algo``."""
     check_choice(c, "device", DEVICES, error=ConfigError)
     check_choice(c, "init", INITS, error=ConfigError)
-    if not isinstance(c.compile, bool):
-        raise ConfigError(f"compile={c.compile!r} is not allowed; allowed values: [False, True] (YAML: false, true)")
+    for name in ("compile", "stop_on_divergence"):
+        if not isinstance(getattr(c, name), bool):
+            raise ConfigError(f"{name}={getattr(c, name)!r} is not allowed; allowed values: [False, True] "
+                              "(YAML: false, true)")
     for name in ("n_agents", "rounds", "batch_size", "eval_every"):
         check_int(c, name, minimum=1, error=ConfigError)
     check_int(c, "seed", minimum=0, error=ConfigError)
@@ -275,6 +277,12 @@ class ExperimentConfig:
         Compile the engine's per-sample kernel with ``torch.compile`` (faster on long runs,
         about a minute of compilation first; results equal the eager kernel's to float
         rounding, not bit for bit — see :class:`dpdl_core.engine.Engine`).
+    stop_on_divergence : bool
+        Stop a run once its mean training loss passes
+        :data:`~dpdl_core.runner.EXPLOSION_FACTOR` times its first round's (stored with
+        ``meta.diverged``). ``False`` runs on to the last round, so that its final accuracy
+        is measured; ``meta.diverged`` and ``meta.diverged_at`` still say that and when. A
+        loss or model that is not finite stops every run.
     """
 
     dataset: str = "mnist"
@@ -307,6 +315,7 @@ class ExperimentConfig:
     compile: bool = False
     init: str = "shared"
     mixing: str = "metropolis"
+    stop_on_divergence: bool = True
 
     def __post_init__(self):
         _check_values(self)  # first: a bad number answers before the registries (torch) load

@@ -467,10 +467,14 @@ class _Track:
         self.last_round = self.start - 1
         # Round 1's mean loss, also on resume: the reference of the explosion test.
         self.first_loss = next((v for _, _, m, v in self.rows if m == "train_loss_mean"), None)
+        # The first round whose mean loss exploded (a run with stop_on_divergence=False goes on).
+        self.diverged_at = next((t for t, _, m, v in self.rows if m == "train_loss_mean"
+                                 and v > EXPLOSION_FACTOR * abs(self.first_loss)), None)
 
     def record_losses(self, t: int, losses: np.ndarray, X: torch.Tensor) -> None:
         """Round t's training losses; marks the run diverged (it then stops) when they or
-        its models are not finite or the mean loss exploded."""
+        its models are not finite, or when the mean loss exploded and the config says
+        ``stop_on_divergence``; ``diverged_at`` is the first round it exploded."""
         self.last_round = t
         self.rows += _rows(t, "train_loss", losses)
         self.rows += [
@@ -479,8 +483,11 @@ class _Track:
             (t, -1, "train_loss_max", float(losses.max())),
         ]
         self.first_loss = float(losses.mean()) if self.first_loss is None else self.first_loss
-        if (not torch.isfinite(X).all() or not np.isfinite(losses).all()
-                or losses.mean() > EXPLOSION_FACTOR * abs(self.first_loss)):
+        finite = bool(torch.isfinite(X).all()) and bool(np.isfinite(losses).all())
+        exploded = not finite or losses.mean() > EXPLOSION_FACTOR * abs(self.first_loss)
+        if exploded and self.diverged_at is None:
+            self.diverged_at = t
+        if not finite or (exploded and self.prep.config.stop_on_divergence):
             self.diverged = True
 
     def record_evaluation(self, t: int, loss, acc, avg_loss, avg_acc, consensus: float) -> None:
@@ -669,7 +676,8 @@ def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict,
         "topology": prep.ctx.topology.report(),
         "wall_seconds": tr.elapsed + share,
         "stacked_runs": R,
-        "diverged": tr.diverged,
+        "diverged": tr.diverged_at is not None,
+        "diverged_at": tr.diverged_at,
         "device": str(eng.device),
         "torch": torch.__version__,
         **made_by,

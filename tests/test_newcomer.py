@@ -181,6 +181,25 @@ def test_an_exploding_run_is_marked_diverged_and_stops_early():
     assert curves["train_loss_mean"].iloc[-1] > EXPLOSION_FACTOR * curves["train_loss_mean"].iloc[0]
 
 
+def test_a_run_told_not_to_stop_on_divergence_runs_every_round_and_says_when_it_diverged():
+    """``stop_on_divergence: false`` (the PDSL study's runs of PDSL): the same history as the
+    stopped run up to its stop, then on to the last round; meta says diverged and when."""
+    from dpdl_core import ExperimentConfig, run
+
+    base = {**TINY, "rounds": 20, "lr": 1e6}
+    stopped = run(ExperimentConfig.from_dict(base), save=False)
+    going = run(ExperimentConfig.from_dict({**base, "stop_on_divergence": False}), save=False)
+    assert going.curves().index.max() == 20 and stopped.curves().index.max() < 20
+    assert going.meta["diverged"] is True and going.meta["diverged_at"] == stopped.meta["diverged_at"] == 2
+    def losses(result):  # the stopped run also evaluates at its stop; the losses are what must agree
+        h = result.history
+        return h[h["metric"].str.startswith("train_loss") & (h["round"] <= 2)].reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(losses(going), losses(stopped))
+    assert ExperimentConfig.from_dict(base).hash == ExperimentConfig.from_dict(
+        {**base, "stop_on_divergence": True}).hash != going.config.hash
+
+
 def test_ctrl_c_stops_after_the_round_and_the_rerun_says_where_it_resumed(tmp_path):
     args = [sys.executable, "-m", "dpdl_core", "run", "--results", str(tmp_path), *_sets({**TINY, "rounds": 40})]
     env = {**os.environ, "DPDL_PROGRESS": "log"}
