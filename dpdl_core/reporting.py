@@ -65,7 +65,8 @@ def check_stored(configs: Sequence[ExperimentConfig], store: ResultStore | None 
     Returns
     -------
     notes : list of str
-        One line per run that diverged (a result, not an error: its curve stops there).
+        One line per run that diverged (a result, not an error): the round it diverged at,
+        and whether its curve stops there or it ran on (``stop_on_divergence: false``).
 
     Raises
     ------
@@ -78,9 +79,14 @@ def check_stored(configs: Sequence[ExperimentConfig], store: ResultStore | None 
         assert store.has(c.hash), f"run {c.hash} ({c.algorithm}, epsilon={c.epsilon}) is missing from the store"
         header, hist = store.load_run(c.hash)
         loss = hist.loc[hist["metric"] == "train_loss_mean", "value"]
-        if header["meta"]["diverged"]:
-            notes.append(f"{c.algorithm} epsilon={c.epsilon} N={c.n_agents} diverged at round {len(loss)}")
-        else:
+        meta = header["meta"]
+        stopped = meta["diverged"] and len(loss) < c.rounds
+        if meta["diverged"]:
+            # runs stored before diverged_at existed were stopped at the round they diverged
+            at = meta.get("diverged_at", len(loss))
+            how = " (curve stops)" if stopped else f", ran on to round {len(loss)}" if at < len(loss) else ""
+            notes.append(f"{c.algorithm} epsilon={c.epsilon} N={c.n_agents} diverged at round {at}{how}")
+        if not stopped:
             assert len(loss) == c.rounds and np.isfinite(loss).all(), f"run {c.hash} has an incomplete loss curve"
     return notes
 

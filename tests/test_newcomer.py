@@ -181,14 +181,21 @@ def test_an_exploding_run_is_marked_diverged_and_stops_early():
     assert curves["train_loss_mean"].iloc[-1] > EXPLOSION_FACTOR * curves["train_loss_mean"].iloc[0]
 
 
-def test_a_run_told_not_to_stop_on_divergence_runs_every_round_and_says_when_it_diverged():
+def test_a_run_told_not_to_stop_on_divergence_runs_every_round_and_says_when_it_diverged(tmp_path):
     """``stop_on_divergence: false`` (the PDSL study's runs of PDSL): the same history as the
-    stopped run up to its stop, then on to the last round; meta says diverged and when."""
+    stopped run up to its stop, then on to the last round; meta says diverged and when, and
+    the figures' check of the stored runs says which curve stops and which ran on."""
     from dpdl_core import ExperimentConfig, run
+    from dpdl_core.reporting import check_stored
+    from dpdl_core.results import ResultStore
 
     base = {**TINY, "rounds": 20, "lr": 1e6}
-    stopped = run(ExperimentConfig.from_dict(base), save=False)
-    going = run(ExperimentConfig.from_dict({**base, "stop_on_divergence": False}), save=False)
+    store = ResultStore(tmp_path)
+    stopped = run(ExperimentConfig.from_dict(base), store=store)
+    going = run(ExperimentConfig.from_dict({**base, "stop_on_divergence": False}), store=store)
+    assert check_stored([stopped.config, going.config], store) == [
+        "dp_dpsgd epsilon=0.5 N=6 diverged at round 2 (curve stops)",
+        "dp_dpsgd epsilon=0.5 N=6 diverged at round 2, ran on to round 20"]
     assert going.curves().index.max() == 20 and stopped.curves().index.max() < 20
     assert going.meta["diverged"] is True and going.meta["diverged_at"] == stopped.meta["diverged_at"] == 2
     def losses(result):  # the stopped run also evaluates at its stop; the losses are what must agree

@@ -680,6 +680,10 @@ def test_pdsl_claims_waiting_on_other_cells_are_not_judged_and_diverged_runs_are
     note = S._diverged_note(meta)
     assert "PDSL fc M=10 eps 0.3 seed 0 diverged at round 88 of 200" in note and "DP-CGA" not in note
     assert S._diverged_note(meta.assign(diverged=False)) == ""
+    ran_on = meta.assign(last_round=200, diverged_at=[88, None])  # stop_on_divergence: false
+    assert S._diverged_note(ran_on) == ("; diverged and ran on: PDSL fc M=10 eps 0.3 seed 0 from round 88 "
+                                        "(train loss past 1,000x its first round's) to round 200")
+    assert S._accuracy_verdict("fails", "0 of 1 hold", ran_on) == ("fails", "0 of 1 hold")
     verdict, undecided = S._accuracy_verdict("fails", "0 of 1 hold", meta)
     assert verdict == "inconclusive" and undecided.startswith("not decided: PDSL") and undecided.endswith(": 0 of 1 hold")
     assert S._accuracy_verdict("fails", "0 of 1 hold", meta[meta["label"] == "DP-CGA"]) == ("fails", "0 of 1 hold")

@@ -95,7 +95,8 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None) -> 
     -------
     Output
         The figure and its files; no claims (the text makes none on the curves); ``text``:
-        the data that ran, then a line per run that diverged (its curve stops there).
+        the data that ran, then a line per run that diverged (where, and whether its curve
+        stops there or it ran on).
     """
     dataset, topologies, title = FIGURES[key]
     configs = grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])

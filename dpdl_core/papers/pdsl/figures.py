@@ -184,6 +184,8 @@ def load_runs(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFram
         label = m.get("dataset_label", label)
         meta.append({"label": r.label, "topology": c.topology, "epsilon": c.epsilon, "n_agents": c.n_agents,
                      "seed": c.seed, "diverged": m["diverged"], "last_round": last_round, "rounds": c.rounds,
+                     # runs stored before diverged_at existed were stopped at the round they diverged
+                     "diverged_at": m.get("diverged_at", last_round if m["diverged"] else None),
                      "sigma": m["sigma_max"],
                      "epsilon_rdp": m["epsilon_rdp_max"], "tie_fraction": m.get("shapley_tie_fraction")})
     return pd.concat(frames, ignore_index=True), label, pd.DataFrame(meta)
@@ -250,8 +252,9 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None,
     diverged = meta[meta["diverged"]]
     note = scale_note(dataset, profile)
     if len(diverged):
-        note += "; diverged (curve stops): " + ", ".join(f"{r.label} eps={r.epsilon} M={r.n_agents}"
-                                                         for r in diverged.itertuples())
+        note += "; diverged: " + ", ".join(
+            f"{r.label} eps={r.epsilon} M={r.n_agents} at round {int(r.diverged_at)} "
+            + ("(curve stops)" if r.last_round < r.rounds else "(ran on)") for r in diverged.itertuples())
     files = save_figure(fig, f"pdsl_{key}", caption(label, profile, note))
     return Output(files, loss_claims(df, key), figure=fig, text=label)
 
@@ -273,9 +276,9 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
     label : str
         The data that ran.
     meta : DataFrame
-        Per run: diverged, the last round it ran and the rounds it was set to (a diverged
-        run's row is its accuracy at the round it stopped), σ multiplier, accountant ε,
-        Shapley tie fraction.
+        Per run: diverged, the round it diverged at, the last round it ran and the rounds it
+        was set to (a run stopped early has its accuracy at the round it stopped as its row),
+        σ multiplier, accountant ε, Shapley tie fraction.
     """
     store = store or ResultStore()
     df, label, meta = load_runs(runs, store, ["test_acc", "avg_test_acc"])

@@ -345,10 +345,20 @@ def _accuracy_verdict(verdict: str, why: str, meta: pd.DataFrame) -> tuple[str, 
 
 
 def _diverged_note(meta: pd.DataFrame) -> str:
-    """:func:`_stopped_early` as a note for a claim judged at those rounds: a loss claim,
-    whose divergence is itself the loss measured."""
+    """The judged cells' diverged runs as a note: those stopped early (:func:`_stopped_early`;
+    a loss claim is judged at the round they stopped, their divergence being the loss
+    measured) and those that ran on to their last round (``stop_on_divergence: false``),
+    each with the round it diverged at; empty if none diverged."""
     stopped = _stopped_early(meta)
-    return f"; judged at the round it stopped: {stopped}" if stopped else ""
+    note = f"; judged at the round it stopped: {stopped}" if stopped else ""
+    d = meta[meta["diverged"] & (meta["last_round"] >= meta["rounds"])]
+    d = d.drop_duplicates(["label", "topology", "n_agents", "epsilon", "seed"])
+    if len(d):
+        note += "; diverged and ran on: " + ", ".join(
+            f"{r.label} {_SHORT[r.topology]} M={r.n_agents} eps {r.epsilon:g} seed {r.seed} "
+            f"from round {int(r.diverged_at)} (train loss past 1,000x its first round's) to round {r.rounds}"
+            for r in d.itertuples())
+    return note
 
 
 def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VALIDATION_SAMPLES) -> list:
@@ -412,8 +422,8 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
         waiting = [c for c in wanted if c not in done]
         if waiting and verdict != "fails":
             verdict, why = "inconclusive", _waiting_why(why, waiting, missing)
-        if key not in TABLES:
-            why += _diverged_note(meta)
+        # an accuracy claim's verdict already names the runs stopped early (_accuracy_verdict)
+        why += _diverged_note(meta if key not in TABLES else meta[meta["last_round"] >= meta["rounds"]])
         if key in TABLES:
             eps_note = "; ".join(f"{r.label} {r.epsilon_rdp:.2g}" for r in meta.drop_duplicates("label").itertuples())
             why += f"; accountant eps (per-message sigma rule, not equal privacy): {eps_note}"
