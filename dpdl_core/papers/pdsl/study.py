@@ -61,8 +61,10 @@ _GAME_SCALE = {"fully_connected": 1.0, "bipartite": 0.64, "ring": 0.08}
 _DATA_SCALE = {"mnist": 1.0, "cifar10": 3.0}
 # What the figures show for their loss claims (curves, no numbers).
 _LOSS_PAPER = "PDSL's loss below every baseline's (Figure 1 has curves, no numbers)"
-# Labels of the controls (beyond the paper).
+# Labels of the controls (beyond the paper); the baselines' is the paper's strongest in the first
+# cell at sigma = 0 (``_baseline_sigma0``).
 SIGMA0, EQUAL_EPS, UNIFORM = "PDSL sigma=0 (control)", "PDSL equal eps (control)", "PDSL uniform weights (control)"
+CONTROL = " (control)"
 _SHORT = {"fully_connected": "fc", "bipartite": "bipartite", "ring": "ring"}
 
 
@@ -143,9 +145,11 @@ def _reference(cell: Cell) -> pd.Series:
 
 def cell_runs(cell: Cell, validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "paper") -> list[Run]:
     """The cell's runs as the notebooks' grid declares them, at |Q| = ``validation_samples``:
-    in the first cell every curve and seed of the profile and the three controls (seed 0);
-    elsewhere PDSL and the baselines (seed 0) and every seed of the paper's strongest baseline
-    there; at an ε point PDSL alone."""
+    in the first cell every curve and seed of the profile and four controls (seed 0): PDSL at
+    σ = 0, at equal ε and with uniform weights, and the paper's strongest baseline at σ = 0
+    (can the paper's γ give its baselines' accuracies at all?); elsewhere PDSL and the
+    baselines (seed 0) and every seed of the paper's strongest baseline there; at an ε point
+    PDSL alone."""
     first = cell == cells(profile)[0]
     runs = [Run(r.label, r.config.replace(validation_samples=validation_samples, checkpoint_every=CHECKPOINT_EVERY))
             for r in grid(cell.dataset, [cell.topology], profile)
@@ -159,7 +163,18 @@ def cell_runs(cell: Cell, validation_samples: int = CPU_VALIDATION_SAMPLES, prof
     controls = {SIGMA0: pdsl.replace(epsilon=None), EQUAL_EPS: pdsl.replace(sigma_rule="rdp"),
                 # floor = 1: every share 1/n, eq (20)'s scale kept: isolates the Shapley weighting
                 UNIFORM: pdsl.replace(algo={**pdsl.algo, "floor": 1.0})}
+    top = _paper_top(cell)
+    controls[_baseline_sigma0(top)] = next(r.config for r in runs if r.label == top and r.config.seed == 0).replace(
+        epsilon=None)
     return runs + [Run(label, cfg) for label, cfg in controls.items()]
+
+
+def _baseline_sigma0(label: str) -> str:
+    return f"{label} sigma=0{CONTROL}"
+
+
+def _is_control(label: str) -> bool:
+    return label.endswith(CONTROL)
 
 
 def _estimate(cell: Cell, cfg) -> float:
@@ -188,6 +203,10 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "pape
                 cfg = cfg.replace(stop_on_divergence=False)
             if r.label in (SIGMA0, EQUAL_EPS, UNIFORM):
                 purpose, prio = "beyond the paper: what limits PDSL as written", 8
+            elif _is_control(r.label):
+                # cheap (a baseline's half hour), and it tells whether the paper's baselines'
+                # accuracies are within reach of its gamma at all: beside the PDSL cell's runs
+                purpose, prio = "beyond the paper: does the paper's gamma limit its baselines?", 6
             elif cfg.seed == 0:
                 purpose, prio = cell.decides, (6 if pdsl else 5) if first else cell.priority
             elif pdsl:
@@ -208,9 +227,6 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "pape
 def table(store=None):
     """The final metrics of every stored run (:meth:`~dpdl_core.studies.Study.finals`)."""
     return study().finals(store)
-
-
-_CONTROLS = (SIGMA0, EQUAL_EPS, UNIFORM)
 
 
 def _rule(spec) -> str:
@@ -262,7 +278,7 @@ def _with_spread(t: pd.DataFrame, first: Cell) -> tuple[pd.DataFrame, str]:
 def _missing(cell: Cell, runs, store) -> list[str]:
     """The paper's curves of ``cell`` not yet stored (its controls and variants aside)."""
     return [f"{r.tags['label']} seed {r.tags['seed']}" for r in runs
-            if r.tags["cell"] == cell.name and r.tags["label"] not in _CONTROLS
+            if r.tags["cell"] == cell.name and not _is_control(r.tags["label"])
             and not r.tags["label"].startswith("PDSL (") and r.found(store) is None]
 
 
@@ -380,7 +396,7 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
     first = the_cells[0]
     missing = {c: _missing(c, st.runs, store) for c in the_cells}
     runs_of = {c: [stored[r.key] for r in st.runs if r.tags["cell"] == c.name and r.key in stored
-                   and r.tags["label"] not in _CONTROLS and not r.tags["label"].startswith("PDSL (")]
+                   and not _is_control(r.tags["label"]) and not r.tags["label"].startswith("PDSL (")]
                for c in the_cells}
     q = f"{GridSettings.from_profile(profile, 'mnist').rounds} rounds, |Q| = {validation_samples}"
     specs = [(k, s) for k in TABLES for s in TABLE_SPECS[k]] + [(k, s) for k in FIGURES for s in FIGURE_SPECS[k]]
@@ -437,7 +453,8 @@ def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
     """Beyond the paper, on the first cell once its runs are stored: each PDSL variant (e.g.
     per-sample clipping) against the baselines, and PDSL against the uniform-weights control."""
     runs = [Run(r.tags["label"], w) for r in st.runs if r.tags["cell"] == first.name
-            and r.tags["label"] not in (SIGMA0, EQUAL_EPS) and (w := r.stored_work(store)) is not None]
+            and (not _is_control(r.tags["label"]) or r.tags["label"] == UNIFORM)
+            and (w := r.stored_work(store)) is not None]
     if _missing(first, st.runs, store) or not runs:
         return []
     t, label, meta = accuracy_table(runs, store)
