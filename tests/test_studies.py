@@ -614,6 +614,7 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
         if r.tags["label"] != "DP-NETFLEET":
             run(r.work, store=store, progress=False)
     waiting = S.answer(store, "smoke", 50).set_index("id")
+    assert "control.paper_gamma" not in waiting.index  # its private DP-NETFLEET is not stored yet
     assert list(waiting.columns) == [c for c in COLUMNS if c != "id"] and set(waiting["verdict"]) == {"inconclusive"}
     assert waiting.loc["fig01.lower_loss", "why"] == "not judged: not yet run: fc M=4 eps 0.3: DP-NETFLEET seed 0"
     assert "; bipartite M=4 eps 0.3: PDSL seed 0, DP-DPSGD seed 0" in waiting.loc["tab01.best", "why"]
@@ -625,8 +626,13 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
                                                                                                       "why"]
     best = rows.loc["tab01.best"]
     assert best["verdict"] == "fails" or "waiting for: bipartite M=4 eps 0.3 (PDSL seed 0" in best["why"]
-    assert list(rows.index[-2:]) == ["variant.PDSL (per-sample clip)", "control.shapley_weighting"]
-    assert list(rows["kind"].iloc[-2:]) == ["beyond the paper", "beyond the paper"]
+    assert list(rows.index[-3:]) == ["variant.PDSL (per-sample clip)", "control.shapley_weighting",
+                                     "control.paper_gamma"]
+    assert list(rows["kind"].iloc[-3:]) == ["beyond the paper"] * 3
+    # DP-NETFLEET without noise against the paper's 93.8 (a smoke model is far below it)
+    gamma = rows.loc["control.paper_gamma"]
+    assert gamma["verdict"] == "fails" and gamma["paper_value"] == "DP-NETFLEET 93.8 (with noise, Table I)"
+    assert gamma["ours"].startswith("DP-NETFLEET ") and " without noise; " in gamma["ours"]
     assert "accountant eps" in best["why"] and "no baseline has two seeds" in best["tolerance"]
     for r in st.runs:
         run(r.work, store=store, progress=False)
