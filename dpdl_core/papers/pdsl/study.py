@@ -507,7 +507,7 @@ def _gamma_control(st: Study, store, first: Cell, q: str) -> list:
     # the table's ε-keyed rows leave out a run without noise (ε = None): read it directly
     ctrl = next(r for r in runs if r.label == control)
     df, _, _ = load_runs([ctrl], store, ["test_acc"])
-    ceiling = {"ours": 100 * df.loc[df["round"] == df["round"].max(), "value"].mean()}
+    ceiling = 100 * df.loc[df["round"] == df["round"].max(), "value"].mean()
     cfg = ctrl.config
     setting = f"gamma {cfg.lr:g}, {cfg.rounds} rounds, B = {cfg.batch_size}"
     spec = dataclasses.replace(
@@ -515,12 +515,12 @@ def _gamma_control(st: Study, store, first: Cell, q: str) -> list:
         statement=f"beyond the paper: the paper's {setting} can reach its {top} accuracy ({paper:.1f}%)",
         rule=f"{top} without noise (an upper reference for its private runs) at least the paper's private "
              f"accuracy less {ACCURACY_TOL} pp + 2 SE of the private runs' seed std (the spread counts for the paper)")
-    comp = reach_comparison(f"{top} without noise", ceiling["ours"], paper, private["ours_std"])
+    comp = reach_comparison(f"{top} without noise", ceiling, paper, private["ours_std"])
     spread = f"{ACCURACY_TOL} pp + 2 SE; {top}'s seed std {private['ours_std']:.2f} pp over {int(private['runs'])} seeds"
     c = spec.judge([comp], spread, condition=f"{label}; {first.words()}; {q}")
     return [dataclasses.replace(c, evidence={
         "paper": f"{top} {paper:.1f} (with noise, Table I)",
-        "ours": f"{top} {ceiling['ours']:.1f} without noise; {private['ours']:.1f} ± {private['ours_std']:.1f} "
+        "ours": f"{top} {ceiling:.1f} without noise; {private['ours']:.1f} ± {private['ours_std']:.1f} "
                 f"with the paper's noise ({int(private['runs'])} seeds)",
         "why": c.evidence})]
 
