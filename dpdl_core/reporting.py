@@ -19,7 +19,7 @@ from .claims import table_view
 from .config import ExperimentConfig
 from .outputs import Output
 from .plotting import caption, figures_dir, parse_caption, save_figure, write_metadata
-from .results import ResultStore
+from .results import ResultStore, diverged_round
 
 __all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "table_output",
            "write_table"]
@@ -82,8 +82,7 @@ def check_stored(configs: Sequence[ExperimentConfig], store: ResultStore | None 
         meta = header["meta"]
         stopped = meta["diverged"] and len(loss) < c.rounds
         if meta["diverged"]:
-            # runs stored before diverged_at existed were stopped at the round they diverged
-            at = meta.get("diverged_at", len(loss))
+            at = diverged_round(meta, len(loss))
             how = " (curve stops)" if stopped else f", ran on to round {len(loss)}" if at < len(loss) else ""
             notes.append(f"{c.algorithm} epsilon={c.epsilon} N={c.n_agents} diverged at round {at}{how}")
         if not stopped:

@@ -73,6 +73,22 @@ class CorruptResultError(FileNotFoundError):
     """A stored result failed its integrity check: it is treated as missing."""
 
 
+def diverged_round(meta: dict[str, Any], last_round: int) -> int | None:
+    """The first round at which a stored run's training loss exploded, or None.
+
+    Parameters
+    ----------
+    meta : dict
+        The run's stored ``meta``.
+    last_round : int
+        The last round its history holds.
+    """
+    if not meta["diverged"]:
+        return None
+    # runs stored before diverged_at existed were stopped at the round they diverged
+    return int(meta.get("diverged_at", last_round))
+
+
 def default_results_dir() -> Path:
     """``$DPDL_RESULTS_DIR`` or ``data/results`` in the repository."""
     env = os.environ.get(RESULTS_ENV)

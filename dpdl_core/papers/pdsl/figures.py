@@ -34,7 +34,7 @@ from ...plotting import caption, save_figure
 from ...profiles import load_profile
 from ...claims import claims_frame
 from ...reporting import load_reference, table_output
-from ...results import ResultStore
+from ...results import ResultStore, diverged_round
 from ...sweep import run_sweep
 from ...validation import check_int
 from .claims import figure_claims, table_claims
@@ -184,8 +184,7 @@ def load_runs(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFram
         label = m.get("dataset_label", label)
         meta.append({"label": r.label, "topology": c.topology, "epsilon": c.epsilon, "n_agents": c.n_agents,
                      "seed": c.seed, "diverged": m["diverged"], "last_round": last_round, "rounds": c.rounds,
-                     # runs stored before diverged_at existed were stopped at the round they diverged
-                     "diverged_at": m.get("diverged_at", last_round if m["diverged"] else None),
+                     "diverged_at": diverged_round(m, last_round),
                      "sigma": m["sigma_max"],
                      "epsilon_rdp": m["epsilon_rdp_max"], "tie_fraction": m.get("shapley_tie_fraction")})
     return pd.concat(frames, ignore_index=True), label, pd.DataFrame(meta)
