@@ -4,6 +4,7 @@ committed run per paper replay bit for bit, the README's answer is what the stor
 paper-scale runs refuse subset data."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -487,8 +488,6 @@ def test_dpdl_study_runs_the_cifar10_runner_up_after_every_decisive_mnist_run():
 
 
 def test_studies_md_states_each_studys_run_count():
-    import re
-
     text = (ROOT / "docs" / "studies.md").read_text()
     for paper in PAPERS:
         m = re.search(rf"\(`dpdl_core/papers/{paper}/study.py`, (\d+) runs", text)
@@ -610,8 +609,10 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
                                                   "cifar10/fc4/eps1", "cifar10/bipartite4/eps1"]
     assert S.answer(store, "smoke", 50).empty
     first = [r for r in st.runs if r.tags["cell"] == "mnist/fc4/eps0.3"]
+    scan = [f"DP-NETFLEET gamma={g:g} (control)" for g in S.GAMMA_SCAN]
+    assert {r.tags["label"] for r in first} >= set(scan)
     for r in first:
-        if r.tags["label"] != "DP-NETFLEET":
+        if r.tags["label"] not in ("DP-NETFLEET", scan[-1]):
             run(r.work, store=store, progress=False)
     waiting = S.answer(store, "smoke", 50).set_index("id")
     assert "control.paper_gamma" not in waiting.index  # its private DP-NETFLEET is not stored yet
@@ -620,7 +621,12 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
     assert "; bipartite M=4 eps 0.3: PDSL seed 0, DP-DPSGD seed 0" in waiting.loc["tab01.best", "why"]
     assert waiting.loc["tab01.best", "paper_value"].startswith("fc M=4 eps 0.3: PDSL 96.5 vs DP-NETFLEET 93.8")
     for r in first:
-        run(r.work, store=store, progress=False)
+        if r.tags["label"] != scan[-1]:
+            run(r.work, store=store, progress=False)
+    why = S.answer(store, "smoke", 50).set_index("id").loc["control.paper_gamma", "why"]
+    assert why.endswith(f"; gamma {S.GAMMA_SCAN[-1]:g} not yet run")
+    assert f"; the gamma scan with the paper's noise: gamma {S.GAMMA_SCAN[0]:g} does not reach it (gamma " in why
+    run(next(r for r in first if r.tags["label"] == scan[-1]).work, store=store, progress=False)
     rows = S.answer(store, "smoke", 50).set_index("id")
     assert "waiting for" not in rows.loc["fig01.lower_loss", "why"] and "not judged" not in rows.loc["fig01.lower_loss",
                                                                                                       "why"]
@@ -633,6 +639,8 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
     gamma = rows.loc["control.paper_gamma"]
     assert gamma["verdict"] == "fails" and gamma["paper_value"] == "DP-NETFLEET 93.8 (with noise, Table I)"
     assert gamma["ours"].startswith("DP-NETFLEET ") and " without noise; " in gamma["ours"]
+    assert re.search(r"; with the paper's noise \(seed 0\) at gamma 0\.01: [\d.]+, 0\.1: [\d.]+$", gamma["ours"])
+    assert "not yet run" not in gamma["why"]
     assert "accountant eps" in best["why"] and "no baseline has two seeds" in best["tolerance"]
     for r in st.runs:
         run(r.work, store=store, progress=False)
