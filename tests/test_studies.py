@@ -609,10 +609,15 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
                                                   "cifar10/fc4/eps1", "cifar10/bipartite4/eps1"]
     assert S.answer(store, "smoke", 50).empty
     first = [r for r in st.runs if r.tags["cell"] == "mnist/fc4/eps0.3"]
-    scan = [f"DP-NETFLEET gamma={g:g} (control)" for g in S.GAMMA_SCAN]
-    assert {r.tags["label"] for r in first} >= set(scan)
+    # the scan's points: first-cell controls, but for GAMMA_CELL's, which is the gamma cell's own run
+    others = [g for g in S.GAMMA_SCAN if g != S.GAMMA_CELL]
+    assert S.GAMMA_CELL in S.GAMMA_SCAN and others
+    assert {r.tags["label"] for r in first if "gamma=" in r.tags["label"]} == {
+        f"DP-NETFLEET gamma={g:g} (control)" for g in others}
+    at_cell = next(r for r in st.runs if r.tags["cell"] == S.gamma_cell("smoke").name
+                   and r.tags["label"] == "DP-NETFLEET" and r.tags["seed"] == 0)
     for r in first:
-        if r.tags["label"] not in ("DP-NETFLEET", scan[-1]):
+        if r.tags["label"] != "DP-NETFLEET":
             run(r.work, store=store, progress=False)
     waiting = S.answer(store, "smoke", 50).set_index("id")
     assert "control.paper_gamma" not in waiting.index  # its private DP-NETFLEET is not stored yet
@@ -621,12 +626,11 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
     assert "; bipartite M=4 eps 0.3: PDSL seed 0, DP-DPSGD seed 0" in waiting.loc["tab01.best", "why"]
     assert waiting.loc["tab01.best", "paper_value"].startswith("fc M=4 eps 0.3: PDSL 96.5 vs DP-NETFLEET 93.8")
     for r in first:
-        if r.tags["label"] != scan[-1]:
-            run(r.work, store=store, progress=False)
+        run(r.work, store=store, progress=False)
     why = S.answer(store, "smoke", 50).set_index("id").loc["control.paper_gamma", "why"]
-    assert why.endswith(f"; gamma {S.GAMMA_SCAN[-1]:g} not yet run")
-    assert f"; the gamma scan with the paper's noise: gamma {S.GAMMA_SCAN[0]:g} does not reach it (gamma " in why
-    run(next(r for r in first if r.tags["label"] == scan[-1]).work, store=store, progress=False)
+    assert why.endswith(f"; gamma {S.GAMMA_CELL:g} not yet run")
+    assert f"; the gamma scan with the paper's noise: gamma {others[0]:g} does not reach it (gamma " in why
+    run(at_cell.work, store=store, progress=False)
     rows = S.answer(store, "smoke", 50).set_index("id")
     assert "waiting for" not in rows.loc["fig01.lower_loss", "why"] and "not judged" not in rows.loc["fig01.lower_loss",
                                                                                                       "why"]
@@ -650,6 +654,14 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
     assert rows["verdict"].isin(["holds", "fails", "inconclusive"]).all()
     assert not rows["why"].str.contains("waiting for|not judged").any()
     assert rows.loc["tab02.best", "ours"].startswith("fc M=4 eps 1: PDSL")
+    # beyond the paper: Table I's rule in the first cell, each algorithm at the better of two gammas
+    at = rows.loc["control.best_at_gamma"]
+    assert at["kind"] == "beyond the paper" and f"the paper's gamma and {S.GAMMA_CELL:g} " in at["claim"]
+    assert re.fullmatch(r"PDSL [\d.]+ \(gamma [\d.]+\) vs DP-[A-Z]+ [\d.]+ \(gamma [\d.]+\)", at["ours"])
+    assert at["paper_value"].endswith("(Table I, at the stated gamma)")
+    assert at["tolerance"].startswith("gamma 0.001: ") and f"; gamma {S.GAMMA_CELL:g}: " in at["tolerance"]
+    cell = S.gamma_cell("smoke")
+    assert {r.work.lr for r in st.runs if r.tags["cell"] == cell.name} == {S.GAMMA_CELL}
 
 
 def test_pdsl_study_borrows_the_seed_spread_of_each_cells_seeded_baseline():
