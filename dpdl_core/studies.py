@@ -175,8 +175,8 @@ class Study:
         return ResultStore(root / self.paper)
 
     def status(self, store: ResultStore | None = None) -> pd.DataFrame:
-        """One row per run: key, hash, priority, stored, estimated and measured seconds, and
-        ``partial``: how far an unfinished run's checkpoint got (``round t/T``, ``partial
+        """One row per run: key, hash, priority, stored, estimated and measured seconds, the
+        ``device`` a stored run was made on, and ``partial``: how far an unfinished run's checkpoint got (``round t/T``, ``partial
         work`` for a job), else empty."""
         store = store or self.store()
         rows = []
@@ -185,7 +185,7 @@ class Study:
             meta = store.read_header(h)["meta"] if h else {}
             rows.append({"key": r.key, "hash": h or r.hash, "priority": r.priority, "stored": h is not None,
                          "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
-                         "machine": meta.get("machine"), "purpose": r.purpose,
+                         "device": meta.get("device", "cpu") if h else None, "machine": meta.get("machine"), "purpose": r.purpose,
                          "partial": "" if h else _progress(r, store)})
         return pd.DataFrame(rows)
 
@@ -407,11 +407,13 @@ def _compute_job(job: Job, store: ResultStore) -> None:
 
 def hours_left(status: pd.DataFrame) -> tuple[float, float | None]:
     """The estimated core-hours of the runs not stored (``status``: :meth:`Study.status`), and
-    the same at the pace measured so far: scaled by the stored runs' measured over estimated
-    seconds (None before any run with a wall time is stored). The pace carries whatever the
-    stored runs shared their machine with, which the estimates (idle core) do not."""
+    the same at the pace measured so far: scaled by the CPU-made stored runs' measured over
+    estimated seconds (None before any such run with a wall time is stored). The pace carries
+    whatever the stored runs shared their machine with, which the estimates (idle core) do not;
+    runs made on a GPU (``device`` cuda) say nothing of a core's pace and are left out."""
     left = status.loc[~status["stored"], "estimate_s"].sum() / 3600
-    timed = status[status["stored"] & status["wall_s"].notna() & (status["estimate_s"] > 0)]
+    on_cpu = ~status["device"].fillna("cpu").astype(str).str.startswith("cuda") if "device" in status else True
+    timed = status[status["stored"] & on_cpu & status["wall_s"].notna() & (status["estimate_s"] > 0)]
     if timed.empty:
         return left, None
     return left, left * timed["wall_s"].astype(float).sum() / timed["estimate_s"].sum()
@@ -429,6 +431,7 @@ def describe_runs(study: Study, store: ResultStore | None = None) -> str:
         lines.append(study.notes)
     for row in st.itertuples():
         took = f"{row.wall_s / 60:6.1f} min" if row.stored and row.wall_s else f"~{row.estimate_s / 60:5.0f} min"
+        took += " (GPU)" if row.stored and str(row.device).startswith("cuda") else ""
         resumes = f" (checkpoint: {row.partial})" if row.partial else ""
         lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<58} {row.hash} {took}{resumes}")
     return "\n".join(lines)

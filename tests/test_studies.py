@@ -792,3 +792,7 @@ def test_hours_left_scales_the_estimate_by_the_measured_pace():
     left, paced = hours_left(st)
     assert left == pytest.approx(3.0) and paced == pytest.approx(6.0)  # the stored runs took twice their estimate
     assert hours_left(st.assign(stored=False)) == (pytest.approx(3.5), None)  # nothing measured yet: no pace
+    # A run made on a GPU says nothing of a core's pace.
+    gpu = pd.concat([st.assign(device="cpu"), pd.DataFrame({"stored": [True], "estimate_s": [6000.0],
+                                                            "wall_s": [60.0], "device": ["cuda"]})])
+    assert hours_left(gpu) == (pytest.approx(3.0), pytest.approx(6.0))
