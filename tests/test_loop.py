@@ -141,3 +141,25 @@ def test_registering_an_algorithm_is_one_decorated_class():
 
     with pytest.raises(TypeError, match="display_name"):
         register(Nameless)
+
+
+def test_every_algorithms_state_lives_on_its_parameters_device():
+    """A state tensor made without ``device=`` stays on the CPU and breaks a ``device: cuda``
+    run at its first step (LEASGD's loss counts once did). The meta device stands in for a GPU
+    here: each algorithm, in the first smoke config of a paper that runs it, must put every
+    state tensor on the device of the parameters it is given."""
+    from dpdl_core.papers import PAPERS
+    from dpdl_core.plan import paper_groups
+
+    first = {}
+    for paper in PAPERS:
+        for group in paper_groups(paper, "smoke"):
+            for cfg in group.configs:
+                if isinstance(cfg, ExperimentConfig):
+                    first.setdefault(cfg.algorithm, cfg)
+    assert set(first) == set(algorithms()), f"no smoke config runs {sorted(set(algorithms()) - set(first))}"
+    for name, cfg in sorted(first.items()):
+        prep = prepare(cfg)
+        state = prep.algorithm.init_state(prep.engine.initial_params(cfg.n_agents).to("meta"))
+        off = {k: str(v.device) for k, v in state.items() if torch.is_tensor(v) and v.device.type != "meta"}
+        assert not off, f"{name}: state tensors {off} are not on the parameters' device"

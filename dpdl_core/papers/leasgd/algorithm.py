@@ -119,7 +119,7 @@ class LEASGD(Algorithm):
         return {
             "x": X0.clone(),
             "loss_sum": torch.zeros(m, dtype=torch.float64, device=X0.device),
-            "loss_count": torch.zeros(m, dtype=torch.long),  # per worker, so that runs can stack
+            "loss_count": torch.zeros(m, dtype=torch.long, device=X0.device),  # per worker, so that runs can stack
             "follower": torch.zeros(m, dtype=torch.bool, device=X0.device),
         }
 
