@@ -149,7 +149,8 @@ def _summary(comparisons: Sequence[Comparison]) -> str:
     for v in ("fails", "inconclusive"):
         bad = [c for c in comparisons if c.verdict == v]
         if bad:
-            out.append(f"{v}: " + "; ".join(f"{c.label} ({c.diff:+.3g}, margin {c.margin:.3g})" for c in bad))
+            out.append(f"{v}: " + "; ".join(f"{c.label} ({c.diff:+.3g}, margin {c.margin:.3g})"
+                                            if np.isfinite(c.diff) else c.label for c in bad))
     return "; ".join(out)
 
 

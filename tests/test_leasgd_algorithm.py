@@ -2,6 +2,7 @@
 reductions, noise statistics, the loop's vector counter, options and profiles."""
 import math
 
+import pandas as pd
 import pytest
 import torch
 
@@ -234,3 +235,23 @@ def test_table1_claims_hold_on_the_papers_numbers():
     worse = ref.copy()
     worse.loc[(worse["algorithm"] == "leasgd") & (worse["m"] == 15), "epsilon"] = 9.0
     assert tab01_claims(worse, tol=0.0)[0].verdict == "fails"
+
+
+def test_less_epsilon_needs_an_early_stop_to_judge():
+    """Equal σ makes ε a count of steps: where no seed of either algorithm stopped before
+    T_max the tie says nothing (inconclusive); where D-PSGD stopped early and LEASGD ran on,
+    LEASGD spent more (fails); where LEASGD stopped first, it holds."""
+    def runs(stop_lea, stop_dps, t_max=1500):
+        eps = lambda steps: 5.0 * steps / t_max  # any increasing function of the steps
+        return pd.DataFrame([{"dataset": "mnist", "m": 5, "algorithm": a, "seed": s, "accuracy": 0.9,
+                              "accuracy_T": 0.9, "epsilon": eps(stop), "epsilon_T": eps(t_max)}
+                             for a, stop in (("leasgd", stop_lea), ("dp_dpsgd", stop_dps)) for s in range(3)])
+
+    def verdict(r):
+        table = r.groupby(["dataset", "m", "algorithm"], as_index=False)[["accuracy", "accuracy_T", "epsilon"]].mean()
+        return tab01_claims(table, tol=0.01, runs=r)[0]
+
+    tie = verdict(runs(1500, 1500))
+    assert tie.verdict == "inconclusive" and "not observed" in tie.evidence
+    assert verdict(runs(1500, 1200)).verdict == "fails"
+    assert verdict(runs(1200, 1500)).verdict == "holds"
