@@ -176,8 +176,8 @@ class Study:
 
     def status(self, store: ResultStore | None = None) -> pd.DataFrame:
         """One row per run: key, hash, priority, stored, estimated and measured seconds, the
-        ``device`` a stored run was made on, and ``partial``: how far an unfinished run's checkpoint got (``round t/T``, ``partial
-        work`` for a job), else empty."""
+        ``device`` a stored run was made on, and ``partial``: how far an unfinished run's
+        checkpoint got (``round t/T``, ``partial work`` for a job), else empty."""
         store = store or self.store()
         rows = []
         for r in self.ordered():
@@ -185,7 +185,8 @@ class Study:
             meta = store.read_header(h)["meta"] if h else {}
             rows.append({"key": r.key, "hash": h or r.hash, "priority": r.priority, "stored": h is not None,
                          "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
-                         "device": meta.get("device", "cpu") if h else None, "machine": meta.get("machine"), "purpose": r.purpose,
+                         "device": meta.get("device", "cpu") if h else None, "machine": meta.get("machine"),
+                         "purpose": r.purpose,
                          "partial": "" if h else _progress(r, store)})
         return pd.DataFrame(rows)
 

@@ -177,6 +177,7 @@ def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) 
         stable.append(Comparison(f"{d}: |Δacc| {move['leasgd']:.3f} vs {move['dp_dpsgd']:.3f}",
                                  move["dp_dpsgd"] - move["leasgd"],
                                  margin_from_stats(np.sqrt(var["leasgd"]), 1, np.sqrt(var["dp_dpsgd"]), 1, tol)))
+
     def less_epsilon() -> list[Comparison]:
         """``pair("epsilon")``, except a cell where no run of either algorithm stopped before
         T_max (ε at the stop = ε at T_max in every seed): the claim rests on LEASGD stopping
