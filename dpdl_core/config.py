@@ -32,12 +32,15 @@ DEVICES = ("cpu", "cuda", "auto")
 # x_0: one model shared by every agent (the papers' Algorithm 1) or one random model per
 # agent (the DPDL authors' released code, which never seeds).
 INITS = ("shared", "per_agent")
+# How the engine evaluates M models on a test set (:class:`dpdl_core.engine.Engine`).
+EVAL_STRATEGIES = ("vmap", "per_model")
 # Fields that do not change what a run computes, so they stay out of its hash.
 _UNHASHED = ("checkpoint_every",)
 # Fields added after results were first stored: at these values they are left out of the
 # hash, so runs stored before they existed keep their identity.
 _HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 1.0, "lr_decay_every": 0,
-                  "compile": False, "init": "shared", "mixing": "metropolis", "stop_on_divergence": True}
+                  "compile": False, "init": "shared", "mixing": "metropolis", "stop_on_divergence": True,
+                  "eval_strategy": "vmap"}
 
 
 class ConfigError(ValueError):
@@ -182,6 +185,7 @@ def _check_values(c) -> None:
     the fixed choices, integers, numbers and the shape of ``algo``."""
     check_choice(c, "device", DEVICES, error=ConfigError)
     check_choice(c, "init", INITS, error=ConfigError)
+    check_choice(c, "eval_strategy", EVAL_STRATEGIES, error=ConfigError)
     for name in ("compile", "stop_on_divergence"):
         if not isinstance(getattr(c, name), bool):
             raise ConfigError(f"{name}={getattr(c, name)!r} is not allowed; allowed values: [False, True] "
@@ -283,6 +287,11 @@ class ExperimentConfig:
         ``meta.diverged``). ``False`` runs on to the last round, so that its final accuracy
         is measured; ``meta.diverged`` and ``meta.diverged_at`` still say that and when. A
         loss or model that is not finite stops every run.
+    eval_strategy : {"vmap", "per_model"}
+        How the test and validation sets are pushed through the M models: all at once
+        under ``vmap``, or one model at a time with channels-last convolutions (several
+        times faster for conv nets on CPU; losses equal to float summation order, so it
+        is hashed; see :class:`dpdl_core.engine.Engine`). The studies use ``per_model``.
     """
 
     dataset: str = "mnist"
@@ -316,6 +325,7 @@ class ExperimentConfig:
     init: str = "shared"
     mixing: str = "metropolis"
     stop_on_divergence: bool = True
+    eval_strategy: str = "vmap"
 
     def __post_init__(self):
         _check_values(self)  # first: a bad number answers before the registries (torch) load

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import ConfigError, ExperimentConfig
+from .config import EVAL_STRATEGIES, ConfigError, ExperimentConfig
 from .data.acquisition import SubsetDataError
 from .results import ResultStore
 
@@ -108,13 +108,26 @@ class StudyRun:
             return self.work
         return self.work.replace(device=device)
 
+    def twins(self) -> tuple[ExperimentConfig | Job, ...]:
+        """The run's work as declared, then the same run executed otherwise: with the other
+        test-set evaluation (``eval_strategy``), on a GPU (``device`` cuda), and both. Those
+        fields are hashed (the histories differ at float rounding), so a run made either
+        way is stored under its own config; each counts as this run. A Job has no twins."""
+        if not isinstance(self.work, ExperimentConfig):
+            return (self.work,)
+        twins = {}
+        for device in dict.fromkeys((self.work.device, "cuda")):
+            for evaluation in dict.fromkeys((self.work.eval_strategy, *EVAL_STRATEGIES)):
+                work = self.work.replace(device=device, eval_strategy=evaluation)
+                twins.setdefault(work.hash, work)
+        return tuple(twins.values())
+
     def hashes(self) -> tuple[str, ...]:
-        """The hashes this run may be stored under: its own, then its GPU twin's (``device``
-        is hashed, so a run made on a GPU is stored under its own config)."""
-        return tuple(dict.fromkeys((self.hash, self.on("cuda").hash)))
+        """The hashes this run may be stored under (:meth:`twins`), the declared one first."""
+        return tuple(w.hash for w in self.twins())
 
     def found(self, store: ResultStore) -> str | None:
-        """The hash under which ``store`` holds this run (CPU first), or None."""
+        """The hash under which ``store`` holds this run (the declared work first), or None."""
         return next((h for h in self.hashes() if store.has(h)), None)
 
     def partial(self, store: ResultStore) -> Path | None:
@@ -127,10 +140,21 @@ class StudyRun:
                 return path
         return None
 
+    def to_compute(self, store: ResultStore, device: str | None = None) -> ExperimentConfig | Job:
+        """The work a ``study run`` on ``device`` computes: the twin on that device whose
+        checkpoint ``store`` holds (a run begun before its declaration changed how it is
+        executed resumes as it began), else the declared work on ``device``."""
+        work = self.on(device)
+        for twin in self.twins():
+            if getattr(twin, "device", None) == getattr(work, "device", None) and \
+                    store.checkpoint_path(twin.hash).exists():
+                return twin
+        return work
+
     def stored_work(self, store: ResultStore) -> ExperimentConfig | Job | None:
-        """The work as ``store`` holds it (its GPU twin's config where that ran), or None."""
+        """The work as ``store`` holds it (the twin that ran), or None."""
         h = self.found(store)
-        return None if h is None else self.work if h == self.hash else self.on("cuda")
+        return None if h is None else next(w for w in self.twins() if w.hash == h)
 
     @property
     def dataset(self) -> str | None:
@@ -360,10 +384,11 @@ def run_study(
         if max_runs is not None and done >= max_runs:
             break
         store = stores[s.paper]
-        work = r.on(device)
-        # Another worker (a second `study run` on the other core) may be on this run, or have
-        # stored it since the list was made: go on to the next instead of waiting for it.
-        if r.found(store) is not None or _claimed(store, work.hash):
+        work = r.to_compute(store, device)
+        # Another worker (a second `study run` on the other core) may be on this run (as any
+        # of its twins), or have stored it since the list was made: go on to the next
+        # instead of waiting for it.
+        if r.found(store) is not None or any(_claimed(store, h) for h in r.hashes()):
             log(f"[study {i}/{len(todo)}] skipped {s.paper}:{r.key} ({work.hash}): another worker has it")
             continue
         log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({work.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "

@@ -65,6 +65,7 @@ CHOICES = {
     "init": ["shared", "per_agent"],
     "mixing": ["metropolis", "random_sinkhorn"],
     "stop_on_divergence": [False, True],
+    "eval_strategy": ["vmap", "per_model"],
 }
 # field: (minimum, may be null)
 INTS = {"n_agents": (1, False), "rounds": (1, False), "batch_size": (1, False), "eval_every": (1, False),
