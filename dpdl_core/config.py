@@ -34,13 +34,15 @@ DEVICES = ("cpu", "cuda", "auto")
 INITS = ("shared", "per_agent")
 # How the engine evaluates M models on a test set (:class:`dpdl_core.engine.Engine`).
 EVAL_STRATEGIES = ("vmap", "per_model")
+# Which evaluations also measure the test set (the validation set is measured at every one).
+TEST_AT = ("every_evaluation", "best_validation")
 # Fields that do not change what a run computes, so they stay out of its hash.
 _UNHASHED = ("checkpoint_every",)
 # Fields added after results were first stored: at these values they are left out of the
 # hash, so runs stored before they existed keep their identity.
 _HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 1.0, "lr_decay_every": 0,
                   "compile": False, "init": "shared", "mixing": "metropolis", "stop_on_divergence": True,
-                  "eval_strategy": "vmap"}
+                  "eval_strategy": "vmap", "test_at": "every_evaluation"}
 
 
 class ConfigError(ValueError):
@@ -186,6 +188,7 @@ def _check_values(c) -> None:
     check_choice(c, "device", DEVICES, error=ConfigError)
     check_choice(c, "init", INITS, error=ConfigError)
     check_choice(c, "eval_strategy", EVAL_STRATEGIES, error=ConfigError)
+    check_choice(c, "test_at", TEST_AT, error=ConfigError)
     for name in ("compile", "stop_on_divergence"):
         if not isinstance(getattr(c, name), bool):
             raise ConfigError(f"{name}={getattr(c, name)!r} is not allowed; allowed values: [False, True] "
@@ -292,6 +295,12 @@ class ExperimentConfig:
         under ``vmap``, or one model at a time with channels-last convolutions (several
         times faster for conv nets on CPU; losses equal to float summation order, so it
         is hashed; see :class:`dpdl_core.engine.Engine`). The studies use ``per_model``.
+    test_at : {"every_evaluation", "best_validation"}
+        Which evaluations measure the test set. ``best_validation`` (needs
+        ``validation_samples``): only those whose mean validation accuracy over the agents
+        reaches the best so far (ties included), and the last round, which is all that
+        early stopping on validation accuracy reads (LEASGD's Table 1); the validation set
+        is measured at every evaluation either way.
     """
 
     dataset: str = "mnist"
@@ -326,10 +335,15 @@ class ExperimentConfig:
     mixing: str = "metropolis"
     stop_on_divergence: bool = True
     eval_strategy: str = "vmap"
+    test_at: str = "every_evaluation"
 
     def __post_init__(self):
         _check_values(self)  # first: a bad number answers before the registries (torch) load
         _check_names(self, registry_choices())
+        if self.test_at == "best_validation" and self.validation_samples is None:
+            raise ConfigError("test_at='best_validation' picks the test evaluations by validation accuracy, but "
+                              "validation_samples is null; allowed: a number of validation_samples, or "
+                              "test_at='every_evaluation'")
         if self.sigma_rule == "fixed":
             if not (_has_type(self.sigma, float) and self.sigma >= 0):
                 raise ConfigError(f"sigma must be a finite number >= 0 when sigma_rule='fixed', got {self.sigma!r}")

@@ -491,9 +491,27 @@ class _Track:
             self.diverged = True
 
     def record_evaluation(self, t: int, loss, acc, avg_loss, avg_acc, consensus: float) -> None:
-        self.rows += _rows(t, "test_acc", acc) + _rows(t, "test_loss", loss)
-        self.rows += _rows(t, "avg_test_acc", avg_acc) + _rows(t, "avg_test_loss", avg_loss)
+        """Round t's test metrics (none where the run does not test at t) and consensus."""
+        if loss is not None:
+            self.rows += _rows(t, "test_acc", acc) + _rows(t, "test_loss", loss)
+            self.rows += _rows(t, "avg_test_acc", avg_acc) + _rows(t, "avg_test_loss", avg_loss)
         self.rows += _rows(t, "consensus", consensus)
+
+    def tests_at(self, t: int, val_acc: np.ndarray | None) -> bool:
+        """Whether the evaluation of round t measures the test set: always, unless the config
+        says ``test_at: best_validation``; then where the agents' mean validation accuracy
+        ``val_acc`` reaches the best of the earlier evaluations (ties too: early stopping
+        takes the first strict best, and the tolerance covers summation order), at the last
+        round and where the run diverged."""
+        config = self.prep.config
+        if config.test_at == "every_evaluation" or t == config.rounds or self.diverged:
+            return True
+        earlier = {}
+        for r, agent, metric, value in self.rows:  # also after a resume: the rows are the checkpoint's
+            if metric == "val_acc" and agent >= 0:
+                earlier.setdefault(r, []).append(value)
+        best = max((float(np.mean(v)) for v in earlier.values()), default=-np.inf)
+        return float(np.mean(val_acc)) >= best - 1e-9
 
     def checkpoint(self, t: int, state: dict, sent: torch.Tensor, elapsed: float, counters: dict,
                    made_by: dict) -> None:
@@ -622,37 +640,51 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
 def _evaluate(stack, tracks: list[_Track], rows_of: list[slice], runs: list[int], X: torch.Tensor, t: int,
               shared_test_set: bool) -> None:
     """Test (and validation) metrics of the runs ``runs`` at round t: each agent's model and
-    the run's average model; one batched call for all of them when they share a test set."""
+    the run's average model; one batched call for all of them when they share a test set.
+    The validation set is measured first: it decides whether a run with ``test_at:
+    best_validation`` measures the test set at t (:meth:`_Track.tests_at`)."""
     if not runs:
         return
     eng = stack.engine
-    models = [X[rows_of[r]] for r in runs]
-    averages = [m.mean(0, keepdim=True) for m in models]
-    if shared_test_set:
+    models = {r: X[rows_of[r]] for r in runs}
+    averages = {r: m.mean(0, keepdim=True) for r, m in models.items()}
+    validation = {}
+    for r in runs:
+        prep = tracks[r].prep
+        if prep.x_val is not None:
+            _, val_acc = eng.evaluate(models[r], prep.x_val, prep.y_val)
+            _, avg_val_acc = eng.evaluate(averages[r], prep.x_val, prep.y_val)
+            validation[r] = (val_acc.cpu().numpy(), avg_val_acc.item())
+    tested = [r for r in runs if tracks[r].tests_at(t, validation.get(r, (None,))[0])]
+    per_run = {}
+    if shared_test_set and tested:
         prep = stack.members[0]
         n = stack.n
         step = max(1, EVAL_MODELS_PER_CALL // n)  # runs per call
-        parts = [eng.evaluate(torch.cat(models[c:c + step]), prep.x_eval, prep.y_eval)
-                 for c in range(0, len(models), step)]
+        parts = [eng.evaluate(torch.cat([models[r] for r in tested[c:c + step]]), prep.x_eval, prep.y_eval)
+                 for c in range(0, len(tested), step)]
         loss, acc = torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
         # The average models one by one: evaluated together they differ from a plain run's
         # in the last bit of the test loss (measured: 1-2e-7 relative), the agents' do not.
-        per_run = [(loss[k * n:(k + 1) * n], acc[k * n:(k + 1) * n], *eng.evaluate(a, prep.x_eval, prep.y_eval))
-                   for k, a in enumerate(averages)]
+        for k, r in enumerate(tested):
+            per_run[r] = (loss[k * n:(k + 1) * n], acc[k * n:(k + 1) * n],
+                          *eng.evaluate(averages[r], prep.x_eval, prep.y_eval))
     else:
-        per_run = []
-        for r, m, a in zip(runs, models, averages):
+        for r in tested:
             prep = tracks[r].prep
-            per_run.append((*eng.evaluate(m, prep.x_eval, prep.y_eval), *eng.evaluate(a, prep.x_eval, prep.y_eval)))
-    for r, m, a, (loss, acc, avg_loss, avg_acc) in zip(runs, models, averages, per_run):
+            per_run[r] = (*eng.evaluate(models[r], prep.x_eval, prep.y_eval),
+                          *eng.evaluate(averages[r], prep.x_eval, prep.y_eval))
+    for r in runs:
         tr = tracks[r]
-        tr.record_evaluation(t, loss.cpu().numpy(), acc.cpu().numpy(), avg_loss.item(), avg_acc.item(),
-                             consensus_distance(m).item())
-        prep = tr.prep
-        if prep.x_val is not None:
-            _, val_acc = eng.evaluate(m, prep.x_val, prep.y_val)
-            _, avg_val_acc = eng.evaluate(a, prep.x_val, prep.y_val)
-            tr.rows += _rows(t, "val_acc", val_acc.cpu().numpy()) + _rows(t, "avg_val_acc", avg_val_acc.item())
+        if r in per_run:
+            loss, acc, avg_loss, avg_acc = per_run[r]
+            tr.record_evaluation(t, loss.cpu().numpy(), acc.cpu().numpy(), avg_loss.item(), avg_acc.item(),
+                                 consensus_distance(models[r]).item())
+        else:
+            tr.record_evaluation(t, None, None, None, None, consensus_distance(models[r]).item())
+        if r in validation:
+            val_acc, avg_val_acc = validation[r]
+            tr.rows += _rows(t, "val_acc", val_acc) + _rows(t, "avg_val_acc", avg_val_acc)
 
 
 def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict, save: bool) -> RunResult:

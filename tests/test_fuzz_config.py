@@ -65,6 +65,7 @@ CHOICES = {
     "init": ["shared", "per_agent"],
     "mixing": ["metropolis", "random_sinkhorn"],
     "stop_on_divergence": [False, True],
+    "test_at": ["every_evaluation", "best_validation"],
     "eval_strategy": ["vmap", "per_model"],
 }
 # field: (minimum, may be null)
@@ -194,6 +195,8 @@ def valid_dicts(draw) -> dict:
         train_samples=draw(st.one_of(st.none(), st.integers(d["n_agents"], 10**6))),
         validation_samples=draw(st.one_of(st.none(), st.integers(1, spec.full_test - 1))),
     )
+    if d["test_at"] == "best_validation" and d["validation_samples"] is None:
+        d["validation_samples"] = draw(st.integers(1, spec.full_test - 1))  # it picks the tests by validation
     return d
 
 

@@ -255,3 +255,35 @@ def test_less_epsilon_needs_an_early_stop_to_judge():
     assert tie.verdict == "inconclusive" and "not observed" in tie.evidence
     assert verdict(runs(1500, 1200)).verdict == "fails"
     assert verdict(runs(1200, 1500)).verdict == "holds"
+
+
+def test_testing_only_at_the_best_validation_gives_table_1_the_same_row(tmp_path):
+    """``test_at: best_validation`` measures the test set only where the mean validation
+    accuracy reaches its best so far and at the last round: Table 1's row (accuracy at the
+    early-stopping step and at T_max) equals the one of a run that tests at every
+    evaluation, every row it does record is that run's bit for bit, and it skips some."""
+    from dpdl_core.papers.leasgd.figures import _run_row
+    from dpdl_core.results import ResultStore
+    from dpdl_core.runner import run
+
+    store = ResultStore(tmp_path)
+    full = _config(rounds=40, eval_every=2, validation_samples=60)
+    lean = full.replace(test_at="best_validation")
+    assert lean.hash != full.hash
+    h_full, h_lean = (run(c, store=store, progress=False).history for c in (full, lean))
+    for patience in (4, 10, 40):
+        assert _run_row(lean, patience, store) == _run_row(full, patience, store)
+    key = ["round", "agent", "metric"]
+    merged = h_lean.merge(h_full, on=key, how="left", suffixes=("", "_full"))
+    assert merged["value_full"].notna().all() and (merged["value"] == merged["value_full"]).all()
+    val = h_full[(h_full["metric"] == "val_acc")].groupby("round")["value"].mean()
+    best_so_far = val.cummax().shift(fill_value=-1.0)
+    expected = set(val.index[val >= best_so_far - 1e-9]) | {full.rounds}
+    tested = set(h_lean.loc[h_lean["metric"] == "test_acc", "round"])
+    assert tested == expected and len(tested) < len(val)
+    assert set(h_lean.loc[h_lean["metric"] == "val_acc", "round"]) == set(val.index)
+
+
+def test_testing_at_the_best_validation_needs_a_validation_set():
+    with pytest.raises(ConfigError, match="validation_samples is null"):
+        _config(test_at="best_validation")

@@ -374,6 +374,10 @@ def _run_row(cfg: ExperimentConfig, patience: int, store: ResultStore) -> dict:
     sigma = float(meta["sigma"][0])
     eps_stop = float(total_epsilon(sigma, meta["local_sizes"], cfg.batch_size, stop.stop_step, cfg.delta).max())
     last = evals.index.max()
+    for step in (stop.best_step, last):
+        if np.isnan(evals.loc[step, "test_acc"]):  # test_at: best_validation tests these, and only
+            raise ValueError(f"run {cfg.hash} has no test accuracy at round {step}, which early stopping reads "
+                             f"(test_at={cfg.test_at!r}); recompute it with this package version")
     return {
         "dataset": cfg.dataset, "m": cfg.n_agents, "algorithm": cfg.algorithm, "seed": cfg.seed,
         "sigma": sigma, "stop_step": stop.stop_step, "best_step": stop.best_step,
