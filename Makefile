@@ -54,10 +54,11 @@ studies: $(STAMP) ## Paper-scale studies of PAPER (default all; hours, resumable
 	$(if $(STUDY_MIRROR),DPDL_DATA_MIRROR=$(STUDY_MIRROR)) nice -n 10 $(PY) -m dpdl_core study run $(if $(PAPERS),--paper $(PAPERS))
 	$(PY) -m dpdl_core answer
 
-bench: $(STAMP) ## Engine benchmarks: against per-edge and naive loops, stacked runs, test-set evaluation -> benchmarks/*.json
+bench: $(STAMP) ## Engine benchmarks: against per-edge and naive loops, stacked runs, test-set evaluation, PDSL's strategies -> benchmarks/*.json
 	$(PY) benchmarks/bench_engine.py --out benchmarks/results.json
 	$(PY) benchmarks/bench_stacked.py --out benchmarks/stacked.json
 	$(PY) benchmarks/bench_eval.py --out benchmarks/eval.json
+	$(PY) benchmarks/bench_pdsl_strategies.py --out benchmarks/pdsl_strategies.json
 
 report: $(STAMP) ## Site of PROFILE's figures, tables and executed notebooks (after make figures) -> build/report/index.html
 	$(PY) -m dpdl_core report --profile $(PROFILE)

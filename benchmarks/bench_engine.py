@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from results_io import write_results
-from timing import sync
+from timing import interleaved, sync
 
 __all__ = ["main", "bench_case"]
 
@@ -38,22 +38,6 @@ CASES = {
 }
 # Micro-batches per batch in the micro-batch clipping mode (the authors' 4).
 MICROBATCHES = 4
-
-
-def _interleaved(fns: dict, repeats: int, device="cpu") -> dict:
-    """Minimum time of each function over ``repeats`` rounds, the functions taking turns
-    within each round so that drift in machine load hits all of them alike."""
-    for fn in fns.values():
-        fn()  # warm-up
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            sync(device)
-            t0 = time.perf_counter()
-            fn()
-            sync(device)
-            times[k].append(time.perf_counter() - t0)
-    return {k: min(v) for k, v in times.items()}
 
 
 def _per_edge_loop_sums(eng, X, data_index, xb, yb, clip):
@@ -174,7 +158,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         ceng.clipped_sums(Xe, j, xb, yb, cfg.clip)  # compiles every (models, batch) shape of the round
         compile_s = time.perf_counter() - t0
         variants["compiled_kernel"] = lambda: ceng.clipped_sums(Xe, j, xb, yb, cfg.clip)
-    t = _interleaved(variants, repeats, device)
+    t = interleaved(variants, repeats, device)
     t_round, t_kernel, t_edge_sums = t["round"], t["kernel"], t["per_edge"]
     sgemm_gflops = sgemm_flop / 1e9 / t["sgemm"]
     counts = torch.bincount(j, minlength=cfg.n_agents).tolist()
@@ -316,7 +300,7 @@ def bench_run_overhead(rounds: int = 20, repeats: int = 3, batch_size: int = 216
             pass
 
     try:
-        t = _interleaved({"run": timed_run, "engine": bare_rounds}, repeats)
+        t = interleaved({"run": timed_run, "engine": bare_rounds}, repeats)
     finally:
         tmp.cleanup()
     sec, calls = best["seconds"], best["calls"]

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import torch
 from results_io import write_results
-from timing import sync
+from timing import parse_common, sync
 
 import dpdl_core.papers  # noqa: F401  (registers the papers' models)
 from dpdl_core.engine import Engine
@@ -62,12 +61,7 @@ def bench_model(model: str, dataset: str, M: int, images: int, repeats: int, dev
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", type=int, default=2000, help="test images per evaluation (default 2000)")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions; the minimum is kept")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1, as `study run`)")
-    parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--out", type=Path, help="write the rows as JSON here")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    args = parse_common(parser, argv)
     rows = []
     for model, dataset, M in CASES:
         row = bench_model(model, dataset, M, args.images, args.repeats, args.device)

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from .config import EVAL_STRATEGIES
+from .config import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES
 
 __all__ = ["Engine", "ParamLayout", "gossip", "gaussian_noise", "consensus_distance"]
 
@@ -87,6 +87,12 @@ def gaussian_noise(shape, std: torch.Tensor, generator: torch.Generator) -> torc
     return z * std.view(-1, *([1] * (len(shape) - 1)))
 
 
+def _channels_last(t: torch.Tensor) -> torch.Tensor:
+    """A 4-D tensor (images, conv weights) in channels-last memory, oneDNN's fast CPU layout;
+    any other tensor as it is."""
+    return t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t
+
+
 def consensus_distance(X: torch.Tensor) -> torch.Tensor:
     """(1/N) Σ_i ‖x_i − x̄‖²."""
     return (X - X.mean(0, keepdim=True)).pow(2).sum(1).mean()
@@ -125,10 +131,17 @@ class Engine:
         on CPU). The two agree to float summation order (losses ~1e-7 relative), not bit
         for bit, so the config field that picks ``per_model`` is hashed
         (``benchmarks/bench_eval.py`` measures the ratio per model).
+    batch_grad_strategy : {"vmap", "per_model"}
+        How :meth:`batch_gradients` computes the whole-batch gradients of the models that
+        share a batch: ``vmap`` of ``grad`` over them (every conv after the first a grouped
+        one), or one model at a time by plain autograd, channels-last. They agree to float
+        summation order, so the config field that picks ``per_model`` is hashed
+        (``benchmarks/bench_eval.py`` measures both).
     """
 
     STRATEGIES = ("auto", "shared_batch", "per_edge")
     EVAL_STRATEGIES = EVAL_STRATEGIES
+    BATCH_GRAD_STRATEGIES = BATCH_GRAD_STRATEGIES
     # Images per forward pass of the per-model evaluation: small enough that a conv net's
     # activations stay in cache (bench_eval.py: 250 beat 500 and 1000 for the LEASGD CNN).
     EVAL_CHUNK = 256
@@ -141,12 +154,17 @@ class Engine:
         strategy: str = "auto",
         compile: bool = False,
         eval_strategy: str = "vmap",
+        batch_grad_strategy: str = "vmap",
     ):
         if strategy not in self.STRATEGIES:
             raise ValueError(f"strategy={strategy!r} is not known; allowed values: {list(self.STRATEGIES)}")
         if eval_strategy not in self.EVAL_STRATEGIES:
             raise ValueError(f"eval_strategy={eval_strategy!r} is not known; allowed values: {list(self.EVAL_STRATEGIES)}")
+        if batch_grad_strategy not in self.BATCH_GRAD_STRATEGIES:
+            raise ValueError(f"batch_grad_strategy={batch_grad_strategy!r} is not known; "
+                             f"allowed values: {list(self.BATCH_GRAD_STRATEGIES)}")
         self.eval_strategy = eval_strategy
+        self.batch_grad_strategy = batch_grad_strategy
         self.device = torch.device(device)
         self.module = module.to(self.device)
         self.layout = ParamLayout.from_module(module)
@@ -292,7 +310,9 @@ class Engine:
         """Mean-loss gradient of each (model, batch) pair, no per-sample work.
 
         Same pairing as :meth:`clipped_sums`; used where a method clips the batch gradient
-        as a whole (DP-CGA as the DPDL paper describes it).
+        as a whole (PDSL's eqs 10 and 13, DP-CGA as the DPDL paper describes it). The
+        Engine's ``batch_grad_strategy`` says how the models that share a batch are batched:
+        ``vmap`` of ``grad`` over them, or one model at a time (:meth:`_model_gradient`).
 
         Returns
         -------
@@ -308,21 +328,41 @@ class Engine:
         for a, count in enumerate(counts):
             rows = order[start : start + count]
             start += count
-            if count:
-                g, loss = self._models_on_shared_batch(self.layout.unflatten(X[rows]), xb[a], yb[a])
-                grads[rows] = self.layout.flatten(g, n_lead=1)
-                losses[rows] = loss
+            if not count:
+                continue
+            if self.batch_grad_strategy == "per_model":
+                xa = _channels_last(xb[a])
+                for e in rows.tolist():
+                    grads[e], losses[e] = self._model_gradient(X[e], xa, yb[a])
+                continue
+            g, loss = self._models_on_shared_batch(self.layout.unflatten(X[rows]), xb[a], yb[a])
+            grads[rows] = self.layout.flatten(g, n_lead=1)
+            losses[rows] = loss
         return grads, losses
+
+    def _model_gradient(self, x: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(P,) mean-loss gradient and the loss of one model ``x`` on one batch, by plain
+        autograd with 4-D tensors channels-last (oneDNN's native CPU layout)."""
+        params = {n: _channels_last(t).requires_grad_(True) for n, t in self.layout.unflatten(x).items()}
+        with torch.enable_grad():
+            loss = F.cross_entropy(functional_call(self.module, params, (xb,)), yb)
+            g = torch.autograd.grad(loss, [params[n] for n in self.layout.names])
+        # reshape(-1) reads a channels-last gradient in its logical (NCHW) order, the layout's.
+        return torch.cat([t.reshape(-1) for t in g]), loss.detach()
 
     @torch.no_grad()
     def evaluate(self, X: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
-                 batch: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                 batch: int | None = None, strategy: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean cross-entropy and accuracy of each of the M models in ``X`` (M, P).
 
         ``batch``: images per forward pass (default 2,000 for ``vmap``, :attr:`EVAL_CHUNK`
-        for ``per_model``); the engine's ``eval_strategy`` says how the models are batched.
+        for ``per_model``); ``strategy`` says how the models are batched (default: the
+        engine's ``eval_strategy``).
         """
-        if self.eval_strategy == "per_model":
+        strategy = strategy or self.eval_strategy
+        if strategy not in self.EVAL_STRATEGIES:
+            raise ValueError(f"strategy={strategy!r} is not known; allowed values: {list(self.EVAL_STRATEGIES)}")
+        if strategy == "per_model":
             return self._evaluate_per_model(X, x, y, batch or self.EVAL_CHUNK)
         batch = batch or 2000
         params = self.layout.unflatten(X)
@@ -339,17 +379,14 @@ class Engine:
     def _evaluate_per_model(self, X: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
                             batch: int) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`evaluate` one model at a time, 4-D tensors (conv weights, images) channels-last."""
-        def layout(t: torch.Tensor) -> torch.Tensor:
-            return t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t
-
-        chunks = [(layout(x[s : s + batch].to(self.device)), y[s : s + batch].to(self.device))
+        chunks = [(_channels_last(x[s : s + batch].to(self.device)), y[s : s + batch].to(self.device))
                   for s in range(0, len(y), batch)]
         params = self.layout.unflatten(X)
         M = X.shape[0]
         loss = torch.zeros(M, device=self.device)
         correct = torch.zeros(M, device=self.device)
         for i in range(M):
-            model = {n: layout(t[i]) for n, t in params.items()}
+            model = {n: _channels_last(t[i]) for n, t in params.items()}
             for xs, ys in chunks:
                 logits = functional_call(self.module, model, (xs,))
                 loss[i] += F.cross_entropy(logits, ys, reduction="sum")

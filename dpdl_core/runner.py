@@ -250,7 +250,8 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     topology = make_topology(config.topology, config.n_agents, mixing=config.mixing,
                              seed=derive_seed(config.seed, "mixing"))
     module = build_model(config.model, config.dataset, seed=rngs.init_seed)
-    engine = Engine(module, device, compile=config.compile, eval_strategy=config.eval_strategy)
+    engine = Engine(module, device, compile=config.compile, eval_strategy=config.eval_strategy,
+                    batch_grad_strategy=config.batch_grad_strategy)
     cls = get_algorithm(config.algorithm)
     params = cls.Params(**config.algo)
     sizes = np.array([len(p) for p in parts])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
+import itertools
 import json
 import os
 import shutil
@@ -27,7 +28,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import EVAL_STRATEGIES, ConfigError, ExperimentConfig
+from .algorithms import get_algorithm
+from .config import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, ConfigError, ExperimentConfig
 from .data.acquisition import SubsetDataError
 from .results import ResultStore
 
@@ -66,6 +68,41 @@ class Job:
         if checkpoint_dir is not None and "checkpoint_dir" in inspect.signature(function).parameters:
             return function(self.spec, checkpoint_dir=checkpoint_dir)
         return function(self.spec)
+
+
+# Config fields that change how a run is computed, never what (results equal to float
+# rounding), with their allowed values: a run stored under any of them counts as its twin.
+EXECUTION_FIELDS = {"eval_strategy": EVAL_STRATEGIES, "batch_grad_strategy": BATCH_GRAD_STRATEGIES}
+
+
+def _algo_variants(work: ExperimentConfig) -> list[dict]:
+    """``work.algo`` as declared, then with each execution option of its algorithm set to
+    each allowed value, in every combination."""
+    variants = [dict(work.algo)]
+    for name, values in get_algorithm(work.algorithm).execution_options.items():
+        variants = [v for base in variants for v in (base, *({**base, name: value} for value in values))]
+    return variants
+
+
+_TWINS: dict[str, tuple[ExperimentConfig, ...]] = {}
+
+
+def _twins(work: ExperimentConfig | Job) -> tuple[ExperimentConfig | Job, ...]:
+    """:meth:`StudyRun.twins`, computed once per declared config (a study asks often)."""
+    if not isinstance(work, ExperimentConfig):
+        return (work,)
+    if work.hash in _TWINS:
+        return _TWINS[work.hash]
+    twins = {}
+    choices = [dict.fromkeys((getattr(work, f), *values)) for f, values in EXECUTION_FIELDS.items()]
+    for device in dict.fromkeys((work.device, "cuda")):
+        for combo in itertools.product(*choices):
+            base = work.replace(device=device, **dict(zip(EXECUTION_FIELDS, combo)))
+            for algo in _algo_variants(base):
+                twin = base.replace(algo=algo) if algo != base.algo else base
+                twins.setdefault(twin.hash, twin)
+    _TWINS[work.hash] = tuple(twins.values())
+    return _TWINS[work.hash]
 
 
 @dataclass(frozen=True)
@@ -109,18 +146,12 @@ class StudyRun:
         return self.work.replace(device=device)
 
     def twins(self) -> tuple[ExperimentConfig | Job, ...]:
-        """The run's work as declared, then the same run executed otherwise: with the other
-        test-set evaluation (``eval_strategy``), on a GPU (``device`` cuda), and both. Those
-        fields are hashed (the histories differ at float rounding), so a run made either
-        way is stored under its own config; each counts as this run. A Job has no twins."""
-        if not isinstance(self.work, ExperimentConfig):
-            return (self.work,)
-        twins = {}
-        for device in dict.fromkeys((self.work.device, "cuda")):
-            for evaluation in dict.fromkeys((self.work.eval_strategy, *EVAL_STRATEGIES)):
-                work = self.work.replace(device=device, eval_strategy=evaluation)
-                twins.setdefault(work.hash, work)
-        return tuple(twins.values())
+        """The run's work as declared, then the same run executed otherwise: on a GPU
+        (``device`` cuda), with any value of the :data:`EXECUTION_FIELDS` and of its
+        algorithm's ``execution_options``, in every combination. Those fields
+        are hashed (the histories differ at float rounding), so a run made any of those ways
+        is stored under its own config; each counts as this run. A Job has no twins."""
+        return _twins(self.work)
 
     def hashes(self) -> tuple[str, ...]:
         """The hashes this run may be stored under (:meth:`twins`), the declared one first."""

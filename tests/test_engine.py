@@ -93,12 +93,19 @@ def test_clipping_bounds_each_unit(mnist):
     assert (sums.norm(dim=1) <= 8 * 1e-3 + 1e-7).all()
 
 
-def test_batch_gradients_match_autograd(mnist):
-    module = build_model("lenet", seed=2)
-    eng = Engine(module)
+@pytest.mark.parametrize("batch_grad_strategy", Engine.BATCH_GRAD_STRATEGIES)
+@pytest.mark.parametrize("model, dataset", [("lenet", "mnist"), ("pdsl_cifar", "cifar"), ("leasgd_mlp", "mnist")])
+def test_batch_gradients_match_autograd(request, model, dataset, batch_grad_strategy):
+    """Both strategies give each (model, batch) pair's mean-loss gradient as autograd on the
+    module itself does (the per-model one channels-last), pairs out of batch order."""
+    import dpdl_core.papers  # noqa: F401  (registers the papers' models)
+
+    data = request.getfixturevalue(dataset)
+    module = build_model(model, "cifar10" if dataset == "cifar" else dataset, seed=2)
+    eng = Engine(module, batch_grad_strategy=batch_grad_strategy)
     X = eng.initial_params(4) + 0.01 * torch.randn(4, eng.P, generator=torch.Generator().manual_seed(0))
     data_index = torch.tensor([1, 0, 1, 1])
-    xb, yb = mnist.x_train[:16].view(2, 8, 1, 28, 28), mnist.y_train[:16].view(2, 8)
+    xb, yb = data.x_train[:16].view(2, 8, *data.x_train.shape[1:]), data.y_train[:16].view(2, 8)
     g, loss = eng.batch_gradients(X, data_index, xb, yb)
     for e in range(4):
         a = data_index[e]
@@ -139,6 +146,11 @@ def test_evaluate_matches_module(request, model, dataset, eval_strategy):
 def test_unknown_eval_strategy_names_the_allowed_values():
     with pytest.raises(ValueError, match=r"eval_strategy='fast'.*\['vmap', 'per_model'\]"):
         Engine(build_model("lenet", seed=0), eval_strategy="fast")
+    with pytest.raises(ValueError, match=r"batch_grad_strategy='fast'.*\['vmap', 'per_model'\]"):
+        Engine(build_model("lenet", seed=0), batch_grad_strategy="fast")
+    with pytest.raises(ValueError, match=r"strategy='fast'.*\['vmap', 'per_model'\]"):
+        Engine(build_model("lenet", seed=0)).evaluate(torch.zeros(1, 5142), torch.zeros(1, 1, 28, 28),
+                                                      torch.zeros(1, dtype=torch.long), strategy="fast")
 
 
 def test_noise_statistics():

@@ -67,6 +67,7 @@ CHOICES = {
     "stop_on_divergence": [False, True],
     "test_at": ["every_evaluation", "best_validation"],
     "eval_strategy": ["vmap", "per_model"],
+    "batch_grad_strategy": ["vmap", "per_model"],
 }
 # field: (minimum, may be null)
 INTS = {"n_agents": (1, False), "rounds": (1, False), "batch_size": (1, False), "eval_every": (1, False),

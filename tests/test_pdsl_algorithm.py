@@ -108,13 +108,18 @@ class Reference:
         return Wt @ x_hat, Wt @ u_hat, torch.tensor(losses), weights
 
 
-@pytest.mark.parametrize("topology, n_agents, algo", [
-    ("ring", 4, {"floor": 0.0}),
-    ("fully_connected", 4, {"floor": 0.3, "empty": "zero"}),
-    ("bipartite", 4, {"estimator": "permutation", "permutations": 3}),
+@pytest.mark.parametrize("topology, n_agents, algo, changes", [
+    ("ring", 4, {"floor": 0.0}, {}),
+    ("fully_connected", 4, {"floor": 0.3, "empty": "zero"}, {}),
+    ("bipartite", 4, {"estimator": "permutation", "permutations": 3}, {}),
+    # the study's CIFAR-10 way of computing the same round: one model at a time
+    ("fully_connected", 4, {"value_strategy": "per_model"}, {"batch_grad_strategy": "per_model"}),
 ])
-def test_round_matches_per_agent_reference(topology, n_agents, algo):
-    prep = prepare(small(topology, n_agents, algo=algo))
+def test_round_matches_per_agent_reference(topology, n_agents, algo, changes):
+    prep = prepare(small(topology, n_agents, algo=algo, **changes))
+    # the round below is computed the way the config names
+    assert isinstance(prep.algorithm.value, StackedEvaluator) == (algo.get("value_strategy", "stacked") == "stacked")
+    assert prep.engine.batch_grad_strategy == changes.get("batch_grad_strategy", "vmap")
     state = perturbed_state(prep)
     X, U = state["x"].clone(), state["u"].clone()
     prep.ctx.begin_round(1)
@@ -188,7 +193,7 @@ def test_pdsl_needs_a_validation_set():
 
 
 @pytest.mark.parametrize("field, value", [("clipping", "none"), ("floor", 1.5), ("eval_batch", 0), ("permutations", 0),
-                                          ("empty", "one")])
+                                          ("empty", "one"), ("value_strategy", "fast")])
 def test_params_validation_names_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         PDSLParams(**{field: value})

@@ -375,7 +375,7 @@ def test_a_run_made_with_the_other_evaluation_counts_and_its_checkpoint_resumes_
     r = StudyRun("a", "", 0, declared)
     old = declared.replace(eval_strategy="vmap")
     assert old.hash != declared.hash and r.hashes()[0] == declared.hash and old.hash in r.hashes()
-    assert len(set(r.hashes())) == 4  # x {cpu, cuda}
+    assert len(set(r.hashes())) == 8  # x {cpu, cuda} x batch_grad_strategy
     st = Study("toy", "toy", (r,))
     store = st.store(tmp_path)
     assert r.to_compute(store) == declared  # nothing begun: the declared work
@@ -392,6 +392,24 @@ def test_a_run_made_with_the_other_evaluation_counts_and_its_checkpoint_resumes_
     assert r.found(store) == old.hash and r.stored_work(store) == old and st.status(store)["stored"].all()
     assert verify_store(st, store) == 1
     assert run_study(st, root=tmp_path, allow_subset=True, log=lambda line: None) == 0
+
+
+def test_an_algorithms_execution_options_make_twins_and_keep_stored_hashes():
+    """PDSL's ``value_strategy`` (how its Shapley values are computed, never what) came after
+    PDSL runs were stored: at its default it stays out of the hash, so they keep theirs; a
+    study run declared with the per-model values and batch gradients counts a run stored the
+    old way as itself, and the other way round."""
+    from dpdl_core.papers.pdsl.presets import preset
+
+    old = preset("mnist", "pdsl", n_agents=4, rounds=2, validation_samples=60, train_samples=400)
+    assert old.algo["value_strategy"] == "stacked"
+    assert '"value_strategy"' not in old.canonical_json()
+    fast = old.replace(batch_grad_strategy="per_model", algo={**old.algo, "value_strategy": "per_model"})
+    assert fast.hash != old.hash
+    assert old.hash in StudyRun("fast", "", 0, fast).hashes()
+    assert fast.hash in StudyRun("old", "", 0, old).hashes()
+    # 2 devices x 2 evaluations x 2 batch gradients x 2 value strategies
+    assert len(set(StudyRun("old", "", 0, old).hashes())) == 16
 
 
 def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setting: str = "paper_hp",

@@ -261,12 +261,21 @@ class Algorithm:
     (``diagnostics(agents=...)``) and its ``round_metrics`` depend on the state alone (the
     runner passes each run's rows). ``tests/test_stacking.py`` checks each stackable
     algorithm against plain runs.
+
+    ``execution_options`` names the options of ``Params`` that change how the algorithm
+    computes, never what (results equal to float rounding), with their allowed values: a
+    study run stored under another of those values counts as the run
+    (:meth:`dpdl_core.studies.StudyRun.twins`). ``hashed_unless`` gives the options added
+    after the algorithm's runs were first stored, with their defaults: at those values they
+    are left out of a config's hash, so the stored runs keep their identity.
     """
 
     name: ClassVar[str]
     display_name: ClassVar[str]
     Params: ClassVar[type]
     stackable: ClassVar[bool] = False
+    execution_options: ClassVar[dict[str, tuple]] = {}
+    hashed_unless: ClassVar[dict] = {}
 
     def __init__(self, params, ctx: RunContext):
         self.params = params

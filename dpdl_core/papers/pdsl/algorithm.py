@@ -43,9 +43,11 @@ from ...validation import check_choice, check_int
 from .evaluation import StackedEvaluator
 from .shapley import ShapleyConfig, min_max_normalise, shapley_round, shapley_weights
 
-__all__ = ["CLIPPINGS", "PDSL", "PDSLParams"]
+__all__ = ["CLIPPINGS", "PDSL", "PDSLParams", "VALUE_STRATEGIES"]
 
 CLIPPINGS = ("batch", "per_sample")
+# How v (eq 16) pushes the coalition models through Q: see PDSLParams.value_strategy.
+VALUE_STRATEGIES = ("stacked", "per_model")
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,14 @@ class PDSLParams:
     eval_batch : int
         Validation images per forward pass (memory: about chunk × eval_batch × the largest
         activation of one image).
+    value_strategy : {"stacked", "per_model"}
+        How v of eq (16) is computed, never what: ``stacked`` pushes ``chunk`` coalition
+        models at once through the GEMM evaluator (:mod:`.evaluation`; the faster one for
+        ``pdsl_mnist``), ``per_model`` one model at a time through oneDNN's channels-last
+        convolutions (``Engine.evaluate(strategy="per_model")``; the faster one for
+        ``pdsl_cifar``'s 5×5 convolutions: ``docs/benchmarks.md``). The accuracies agree
+        up to float summation order (a near-tie of two logits may flip), so a run that
+        names ``per_model`` hashes differently.
     """
 
     clipping: str = "batch"
@@ -81,9 +91,11 @@ class PDSLParams:
     floor: float = 0.0
     chunk: int = 32
     eval_batch: int = 500
+    value_strategy: str = "stacked"
 
     def __post_init__(self):
         check_choice(self, "clipping", CLIPPINGS)
+        check_choice(self, "value_strategy", VALUE_STRATEGIES)
         ShapleyConfig(**self._shapley_fields())  # validates those fields, naming the bad one
         if not 0.0 <= self.floor <= 1.0:
             raise ValueError(f"floor={self.floor!r} must be in [0, 1]")
@@ -98,12 +110,24 @@ class PDSLParams:
         return ShapleyConfig(**self._shapley_fields())
 
 
+class _PerModelValue:
+    """v of eq (16), one model at a time: (K, P) models → (K,) accuracies on Q."""
+
+    def __init__(self, engine, x: torch.Tensor, y: torch.Tensor):
+        self.engine, self.x, self.y = engine, x, y
+
+    def __call__(self, X: torch.Tensor) -> torch.Tensor:
+        return self.engine.evaluate(X, self.x, self.y, strategy="per_model")[1]
+
+
 @register
 class PDSL(Algorithm):
     name = "pdsl"
     display_name = "PDSL"
     Params = PDSLParams
     stackable = True
+    execution_options = {"value_strategy": VALUE_STRATEGIES}
+    hashed_unless = {"value_strategy": "stacked"}
 
     def __init__(self, params: PDSLParams, ctx):
         super().__init__(params, ctx)
@@ -116,9 +140,12 @@ class PDSL(Algorithm):
         self.shapley_config = params.shapley
         # v of eq (16): accuracy on Q of stacked models, as GEMMs (see .evaluation); one
         # per stacked run (its own Q), sharing their work buffers (used one call at a time).
-        self.values = [StackedEvaluator(ctx.engine, *v, image_batch=params.eval_batch) for v in validation]
-        for evaluator in self.values[1:]:
-            evaluator._buffers = self.values[0]._buffers
+        if params.value_strategy == "per_model":
+            self.values = [_PerModelValue(ctx.engine, *v) for v in validation]
+        else:
+            self.values = [StackedEvaluator(ctx.engine, *v, image_batch=params.eval_batch) for v in validation]
+            for evaluator in self.values[1:]:
+                evaluator._buffers = self.values[0]._buffers
         self.value = self.values[0]
         # Per stacked run (one entry in a plain run).
         self.rounds = 0
