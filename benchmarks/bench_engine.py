@@ -149,10 +149,13 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         "microbatch_loop": lambda: _microbatch_loop_sums(eng.module, Xe, xb[j], yb[j], cfg.clip),
         "sgemm": sgemm,
     }
+    from dpdl_core.engine import Engine
+
+    # The per-model kernel (config per_sample_strategy: per_model) on the same module.
+    peng = Engine(copy.deepcopy(eng.module), eng.device, strategy="per_model")
+    variants["per_model_kernel"] = lambda: peng.clipped_sums(Xe, j, xb, yb, cfg.clip)
     compile_s = None
     if compiled:
-        from dpdl_core.engine import Engine
-
         ceng = Engine(copy.deepcopy(eng.module), eng.device, compile=True)
         t0 = time.perf_counter()
         ceng.clipped_sums(Xe, j, xb, yb, cfg.clip)  # compiles every (models, batch) shape of the round
@@ -201,6 +204,8 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         "kernel_fraction_of_sgemm": flops / 1e9 / t_kernel / sgemm_gflops,
         "sgemm_roofline_round_s": flops / 1e9 / sgemm_gflops + rest,
         "strategy": "+".join(strategies),
+        "per_model_round_s": t["per_model_kernel"] + rest,
+        "per_model_speedup_vs_engine": t_round / (t["per_model_kernel"] + rest),
         "models_per_batch": sorted(set(counts)),
         **({} if compile_s is None else {
             "compile_s": compile_s,
@@ -376,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({100 * row['microbatch_kernel_fraction_of_sgemm']:.0f}% of sgemm) | per-client loop "
               f"{row['microbatch_loop_round_s']:.3f} s ({100 * row['microbatch_loop_fraction_of_sgemm']:.0f}% of sgemm) | "
               f"engine/loop {row['speedup_vs_microbatch_loop']:.2f}x", flush=True)
+        print(f"{'':26s} per-model kernel (per_sample_strategy: per_model): {row['per_model_round_s']:.3f} s/round "
+              f"({row['per_model_speedup_vs_engine']:.2f}x the engine)", flush=True)
         if "compiled_round_s" in row:
             print(f"{'':26s} torch.compile: {row['compiled_round_s']:.3f} s/round ({row['compiled_speedup_vs_engine']:.2f}x the "
                   f"engine, {row['compiled_gflops']:.1f} GFLOP/s) after {row['compile_s']:.0f} s of compilation", flush=True)

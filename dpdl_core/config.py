@@ -36,6 +36,8 @@ INITS = ("shared", "per_agent")
 EVAL_STRATEGIES = ("vmap", "per_model")
 # How the engine computes whole-batch gradients of several models (Engine.batch_gradients).
 BATCH_GRAD_STRATEGIES = ("vmap", "per_model")
+# How it computes per-sample clipped sums (Engine.clipped_sums; vmap: its "auto" kernels).
+PER_SAMPLE_STRATEGIES = ("vmap", "per_model")
 # Which evaluations also measure the test set (the validation set is measured at every one).
 TEST_AT = ("every_evaluation", "best_validation")
 # Fields that do not change what a run computes, so they stay out of its hash.
@@ -45,7 +47,7 @@ _UNHASHED = ("checkpoint_every",)
 _HASHED_UNLESS = {"validation_samples": None, "schedule": "static", "lr_decay": 1.0, "lr_decay_every": 0,
                   "compile": False, "init": "shared", "mixing": "metropolis", "stop_on_divergence": True,
                   "eval_strategy": "vmap", "test_at": "every_evaluation",
-                  "batch_grad_strategy": "vmap"}
+                  "batch_grad_strategy": "vmap", "per_sample_strategy": "vmap"}
 
 
 class ConfigError(ValueError):
@@ -193,6 +195,7 @@ def _check_values(c) -> None:
     check_choice(c, "eval_strategy", EVAL_STRATEGIES, error=ConfigError)
     check_choice(c, "test_at", TEST_AT, error=ConfigError)
     check_choice(c, "batch_grad_strategy", BATCH_GRAD_STRATEGIES, error=ConfigError)
+    check_choice(c, "per_sample_strategy", PER_SAMPLE_STRATEGIES, error=ConfigError)
     for name in ("compile", "stop_on_divergence"):
         if not isinstance(getattr(c, name), bool):
             raise ConfigError(f"{name}={getattr(c, name)!r} is not allowed; allowed values: [False, True] "
@@ -311,6 +314,13 @@ class ExperimentConfig:
         models, or one model at a time with channels-last convolutions (several times faster
         for conv nets on CPU; gradients equal to float summation order, so it is hashed; see
         :meth:`dpdl_core.engine.Engine.batch_gradients`). Per-sample clipping never uses it.
+    per_sample_strategy : {"vmap", "per_model"}
+        How per-sample clipped gradient sums are computed: ``vmap`` of ``grad`` over the
+        samples and the models sharing a batch, or one model at a time from one forward and
+        backward pass (:mod:`dpdl_core.per_sample`; ``nn.Sequential`` conv nets of plain
+        Conv2d and Linear layers; faster for the CIFAR-10 CNNs of DPDL and PDSL on CPU,
+        slower for LeNet: ``docs/benchmarks.md``). Sums equal to float summation order, so
+        it is hashed.
     """
 
     dataset: str = "mnist"
@@ -347,6 +357,7 @@ class ExperimentConfig:
     eval_strategy: str = "vmap"
     test_at: str = "every_evaluation"
     batch_grad_strategy: str = "vmap"
+    per_sample_strategy: str = "vmap"
 
     def __post_init__(self):
         _check_values(self)  # first: a bad number answers before the registries (torch) load

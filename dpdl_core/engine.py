@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from . import per_sample
 from .config import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES
 
 __all__ = ["Engine", "ParamLayout", "gossip", "gaussian_noise", "consensus_distance"]
@@ -110,11 +111,14 @@ class Engine:
         Budget for one chunk's per-sample gradients (models_in_chunk·B·P floats). Chunks
         of tens of MB are fastest on the CI machine (measured best at 48 MB with even chunks
         for LeNet and the CIFAR-10 CNN; much larger chunks become memory-bound).
-    strategy : {"auto", "shared_batch", "per_edge"}
+    strategy : {"auto", "shared_batch", "per_edge", "per_model"}
         How :meth:`clipped_sums` batches its work. ``"shared_batch"``: per batch, samples
         outermost and the models that use the batch vmapped inside (the first layer is one
         dense conv over all those models' filters). ``"per_edge"``: per (model, batch) pair,
-        one ``vmap(grad)`` over the batch's samples. ``"auto"`` picks per batch by the
+        one ``vmap(grad)`` over the batch's samples. ``"per_model"`` (config
+        ``per_sample_strategy: per_model``): one model at a time, one forward and backward
+        pass and per-sample weight gradients from the layers' inputs and output gradients
+        (:mod:`dpdl_core.per_sample`; ``nn.Sequential`` conv nets only). ``"auto"`` picks per batch by the
         deterministic rule of :meth:`choose_strategy` (never by timing: a run's history must
         not depend on machine load). The two agree to float rounding, not bit for bit.
     compile : bool
@@ -139,7 +143,7 @@ class Engine:
         (``benchmarks/bench_eval.py`` measures both).
     """
 
-    STRATEGIES = ("auto", "shared_batch", "per_edge")
+    STRATEGIES = ("auto", "shared_batch", "per_edge", "per_model")
     EVAL_STRATEGIES = EVAL_STRATEGIES
     BATCH_GRAD_STRATEGIES = BATCH_GRAD_STRATEGIES
     # Images per forward pass of the per-model evaluation: small enough that a conv net's
@@ -158,6 +162,9 @@ class Engine:
     ):
         if strategy not in self.STRATEGIES:
             raise ValueError(f"strategy={strategy!r} is not known; allowed values: {list(self.STRATEGIES)}")
+        if strategy == "per_model" and per_sample.unsupported_reason(module):
+            raise ValueError(f"the per-model per-sample kernel cannot run this model: "
+                             f"{per_sample.unsupported_reason(module)}; use per_sample_strategy: vmap")
         if eval_strategy not in self.EVAL_STRATEGIES:
             raise ValueError(f"eval_strategy={eval_strategy!r} is not known; allowed values: {list(self.EVAL_STRATEGIES)}")
         if batch_grad_strategy not in self.BATCH_GRAD_STRATEGIES:
@@ -284,6 +291,10 @@ class Engine:
         for a, count in enumerate(counts):
             rows_a = order[start : start + count]
             start += count
+            if count and self.strategy == "per_model":
+                per_sample.clipped_sums(self.module, self.layout.unflatten(X[rows_a]), xb[a], yb[a], clip, unit,
+                                        sums, losses, rows_a.tolist())
+                continue
             if count and self.choose_strategy(B, count) == "per_edge":
                 for e in rows_a.tolist():
                     g, loss = self._per_edge_grads(self.layout.unflatten(X[e]), xu[a], yu[a])  # (U, ...)

@@ -251,7 +251,8 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
                              seed=derive_seed(config.seed, "mixing"))
     module = build_model(config.model, config.dataset, seed=rngs.init_seed)
     engine = Engine(module, device, compile=config.compile, eval_strategy=config.eval_strategy,
-                    batch_grad_strategy=config.batch_grad_strategy)
+                    batch_grad_strategy=config.batch_grad_strategy,
+                    strategy="per_model" if config.per_sample_strategy == "per_model" else "auto")
     cls = get_algorithm(config.algorithm)
     params = cls.Params(**config.algo)
     sizes = np.array([len(p) for p in parts])

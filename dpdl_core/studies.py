@@ -29,7 +29,8 @@ from pathlib import Path
 import pandas as pd
 
 from .algorithms import get_algorithm
-from .config import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, ConfigError, ExperimentConfig
+from .config import (BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGIES, ConfigError,
+                     ExperimentConfig)
 from .data.acquisition import SubsetDataError
 from .results import ResultStore
 
@@ -72,7 +73,8 @@ class Job:
 
 # Config fields that change how a run is computed, never what (results equal to float
 # rounding), with their allowed values: a run stored under any of them counts as its twin.
-EXECUTION_FIELDS = {"eval_strategy": EVAL_STRATEGIES, "batch_grad_strategy": BATCH_GRAD_STRATEGIES}
+EXECUTION_FIELDS = {"eval_strategy": EVAL_STRATEGIES, "batch_grad_strategy": BATCH_GRAD_STRATEGIES,
+                    "per_sample_strategy": PER_SAMPLE_STRATEGIES}
 
 
 def _algo_variants(work: ExperimentConfig) -> list[dict]:

@@ -24,13 +24,19 @@ def slow_clipped_sum(module, flat, x, y, clip, unit=1):
     return total
 
 
-@pytest.mark.parametrize("model, dataset", [("lenet", "mnist"), ("dpdl_cnn", "cifar10"), ("logreg", "mnist")])
+@pytest.mark.parametrize("strategy", ["auto", "per_model"])
+@pytest.mark.parametrize("model, dataset", [("lenet", "mnist"), ("dpdl_cnn", "cifar10"), ("logreg", "mnist"),
+                                            ("pdsl_cifar", "cifar10"), ("leasgd_cnn", "cifar10")])
 @pytest.mark.parametrize("unit", [1, 4])
-def test_clipped_sums_match_per_sample_loop(mnist, cifar, model, dataset, unit):
+def test_clipped_sums_match_per_sample_loop(mnist, cifar, model, dataset, unit, strategy):
+    """Both kernels (vmap's, and the per-model one of dpdl_core.per_sample: shared first-layer
+    patches, padding, two linear layers, micro-batch units) against a loop over the units."""
+    import dpdl_core.papers  # noqa: F401  (registers the papers' models)
+
     ds = mnist if dataset == "mnist" else cifar
     torch.manual_seed(0)
     module = build_model(model, dataset, seed=0)
-    eng = Engine(module, memory_mb=0.02)  # tiny budget: several chunks per batch
+    eng = Engine(module, memory_mb=0.02, strategy=strategy)  # tiny budget: several chunks per batch
     A, B = 3, 8
     data_index = torch.tensor([2, 0, 0, 1, 2, 2, 0])  # unequal groups, unsorted
     E = len(data_index)
@@ -141,6 +147,17 @@ def test_evaluate_matches_module(request, model, dataset, eval_strategy):
             out = m(x)
         torch.testing.assert_close(loss[a], F.cross_entropy(out, y), rtol=1e-5, atol=1e-6)
         assert acc[a].item() == pytest.approx((out.argmax(1) == y).float().mean().item())
+
+
+def test_per_model_kernel_refuses_a_model_it_cannot_run():
+    """A model whose parametrised layers are not plain Conv2d / Linear gets an error that
+    names the layer and the way out, not a wrong gradient."""
+    strided = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, stride=2), torch.nn.Flatten(), torch.nn.Linear(4 * 13 * 13, 10))
+    with pytest.raises(ValueError, match=r"Conv2d.*not a plain convolution.*per_sample_strategy: vmap"):
+        Engine(strided, strategy="per_model")
+    normed = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.LayerNorm(784), torch.nn.Linear(784, 10))
+    with pytest.raises(ValueError, match=r"LayerNorm.*has parameters"):
+        Engine(normed, strategy="per_model")
 
 
 def test_unknown_eval_strategy_names_the_allowed_values():

@@ -68,6 +68,7 @@ CHOICES = {
     "test_at": ["every_evaluation", "best_validation"],
     "eval_strategy": ["vmap", "per_model"],
     "batch_grad_strategy": ["vmap", "per_model"],
+    "per_sample_strategy": ["vmap", "per_model"],
 }
 # field: (minimum, may be null)
 INTS = {"n_agents": (1, False), "rounds": (1, False), "batch_size": (1, False), "eval_every": (1, False),

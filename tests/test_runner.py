@@ -84,3 +84,18 @@ def test_benchmark_script_runs_and_reports_ratios(tmp_path):
                 "kernel_fraction", "engine_microbatch_round_s", "microbatch_loop_round_s", "speedup_vs_microbatch_loop",
                 "microbatch_kernel_fraction_of_sgemm", "microbatch_loop_fraction_of_sgemm"):
         assert row[key] > 0
+
+
+@pytest.mark.parametrize("changes", [{"dataset": "cifar10", "per_sample_strategy": "per_model"},
+                                     {"algorithm": "dp_cga", "algo": {"clip": "batch"}, "batch_grad_strategy": "per_model"}])
+def test_execution_strategies_change_how_not_what(changes):
+    """A run with the per-model per-sample kernel, or per-model whole-batch gradients (DP-CGA
+    clipping whole batches), has the history of the default run to float rounding, and
+    its own hash."""
+    strategies = {k: v for k, v in changes.items() if k.endswith("_strategy")}
+    base = ExperimentConfig(**{**CFG, **{k: v for k, v in changes.items() if k not in strategies}})
+    fast = base.replace(**strategies)
+    assert fast.hash != base.hash
+    h0, h1 = (run(c, save=False, progress=False).history for c in (base, fast))
+    assert h0[["round", "metric", "agent"]].equals(h1[["round", "metric", "agent"]])
+    assert h1["value"].to_numpy() == pytest.approx(h0["value"].to_numpy(), rel=1e-4, abs=1e-5)

@@ -375,7 +375,7 @@ def test_a_run_made_with_the_other_evaluation_counts_and_its_checkpoint_resumes_
     r = StudyRun("a", "", 0, declared)
     old = declared.replace(eval_strategy="vmap")
     assert old.hash != declared.hash and r.hashes()[0] == declared.hash and old.hash in r.hashes()
-    assert len(set(r.hashes())) == 8  # x {cpu, cuda} x batch_grad_strategy
+    assert len(set(r.hashes())) == 16  # x {cpu, cuda} x batch_grad_strategy x per_sample_strategy
     st = Study("toy", "toy", (r,))
     store = st.store(tmp_path)
     assert r.to_compute(store) == declared  # nothing begun: the declared work
@@ -408,8 +408,8 @@ def test_an_algorithms_execution_options_make_twins_and_keep_stored_hashes():
     assert fast.hash != old.hash
     assert old.hash in StudyRun("fast", "", 0, fast).hashes()
     assert fast.hash in StudyRun("old", "", 0, old).hashes()
-    # 2 devices x 2 evaluations x 2 batch gradients x 2 value strategies
-    assert len(set(StudyRun("old", "", 0, old).hashes())) == 16
+    # 2 devices x 2 evaluations x 2 batch gradients x 2 per-sample kernels x 2 value strategies
+    assert len(set(StudyRun("old", "", 0, old).hashes())) == 32
 
 
 def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setting: str = "paper_hp",
