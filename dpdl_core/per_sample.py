@@ -9,9 +9,10 @@ libraries do, for networks whose parametrised layers are plain ``Conv2d`` and ``
    channels-last), keeping each parametrised layer's input a and the gradient g of the
    batch's summed loss with respect to its output. Each sample's loss depends on its own
    output only, so g holds every sample's output gradient.
-2. Per-unit weight gradients of a convolution: the unit's im2col patches (one strided
-   copy; the first layer's input is the batch itself, shared by every model of the batch,
-   so its patches are copied once) times g, one batched matmul over the units. A linear
+2. Per-unit weight gradients of a convolution: the unit's im2col patches times g, one
+   batched matmul over the units. The patches are copied a block of units at a time, so
+   that the matmul reads them from cache; the first layer's input is the batch itself,
+   shared by every model of the batch, so its patches are copied once, whole. A linear
    layer's per-unit gradients are never formed: the squared norm of Σ_s g_s a_sᵀ over a
    unit's samples is Σ_{s,s'} (g_s·g_s')(a_s·a_s') (the "ghost norm"), and the clipped sum
    is one matmul of the factor-weighted g with a.
@@ -63,6 +64,25 @@ def _patches(h: torch.Tensor, k: int, pad: int) -> torch.Tensor:
     s = h.stride()
     view = h.as_strided((B, H - k + 1, W - k + 1, k, k, C), (s[0], s[1], s[2], s[1], s[2], s[3]))
     return view.reshape(B, (H - k + 1) * (W - k + 1), k * k * C)
+
+
+# Floats of im2col patches per block of units: small enough to stay in cache between the
+# copy and the matmul that reads it.
+BLOCK_FLOATS = 2**18
+
+
+def _blocked_grads(a: torch.Tensor, gn: torch.Tensor, k: int, pad: int, unit: int) -> torch.Tensor:
+    """Per-unit weight gradients (U, k·k·Ci, Co) of a convolution with input ``a`` and
+    output gradients ``gn`` (U, m·L, Co), the patches copied a block of units at a time."""
+    U, mL, Co = gn.shape
+    kkc = k * k * a.shape[1]
+    out = torch.empty(U, kkc, Co, dtype=gn.dtype, device=gn.device)
+    step = max(1, BLOCK_FLOATS // (mL * kkc))
+    for u in range(0, U, step):
+        cols = _patches(a[u * unit : (u + step) * unit], k, pad)
+        n = cols.shape[0] // unit
+        torch.bmm(cols.view(n, mL, kkc).transpose(1, 2), gn[u : u + n], out=out[u : u + n])
+    return out
 
 
 def _gram(t: torch.Tensor) -> torch.Tensor:
@@ -126,13 +146,13 @@ def clipped_sums(module: nn.Sequential, params: dict[str, torch.Tensor], xb: tor
             a = a.detach()
             if isinstance(layer, nn.Conv2d):
                 k, pad = layer.kernel_size[0], layer.padding[0]
+                L = g.shape[2] * g.shape[3]
+                gn = g.permute(0, 2, 3, 1).reshape(U, unit * L, layer.out_channels)  # (U, m·L, Co)
                 if idx == taps[0][0]:
                     cols = shared_patches.setdefault(idx, _patches(a, k, pad))
+                    gw = torch.bmm(cols.view(U, unit * L, -1).transpose(1, 2), gn)  # (U, k·k·Ci, Co)
                 else:
-                    cols = _patches(a, k, pad)
-                L = cols.shape[1]
-                gn = g.permute(0, 2, 3, 1).reshape(U, unit * L, layer.out_channels)  # (U, m·L, Co)
-                gw = torch.bmm(cols.view(U, unit * L, -1).transpose(1, 2), gn)  # (U, k·k·Ci, Co)
+                    gw = _blocked_grads(a, gn, k, pad, unit)
                 gb = gn.sum(1)
                 sq += gw.flatten(1).pow(2).sum(1) + gb.pow(2).sum(1)
                 pieces.append((layer, gw, gb))
