@@ -170,8 +170,12 @@ def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) 
         return float(x.var(ddof=1) / len(x)) if len(x) > 1 else 0.0
 
     stable = []
-    ms = sorted({m for _, m in cells})
-    for d in sorted({d for d, _ in cells}) if len(ms) > 1 else ():
+    for d in sorted({d for d, _ in cells}):
+        # A dataset compares its smallest and largest m only once both cells hold runs of
+        # both algorithms: a study still under way has one m of a dataset and not yet the other.
+        ms = sorted(m for dd, m in cells if dd == d and all(values(d, m, a, "accuracy").size for a in PAIR))
+        if len(ms) < 2:
+            continue
         move = {a: abs(values(d, ms[-1], a, "accuracy").mean() - values(d, ms[0], a, "accuracy").mean()) for a in PAIR}
         var = {a: sq_se(d, ms[-1], a) + sq_se(d, ms[0], a) for a in PAIR}
         stable.append(Comparison(f"{d}: |Δacc| {move['leasgd']:.3f} vs {move['dp_dpsgd']:.3f}",
