@@ -86,6 +86,7 @@ class Progress:
         self.total, self.desc, self.unit, self.done = total, desc, unit, initial
         self.mode = progress_mode(progress)
         self._first, self._t0 = initial, time.perf_counter()
+        self._marks = [(self._t0, initial)]  # (time, steps done), about one a second: the recent rate
         self._last_line, self._last_tenth = self._t0, self._tenth(initial)
         self._postfix: dict = {}
         self._bar = None
@@ -105,13 +106,24 @@ class Progress:
         parts += [f"{k} {v}" for k, v in self._postfix.items()]
         parts.append(f"elapsed {format_seconds(elapsed)}")
         if made and self.done < self.total:
-            parts.append(f"ETA {format_seconds(elapsed / made * (self.total - self.done))}")
+            parts.append(f"ETA {format_seconds(self.seconds_per_step() * (self.total - self.done))}")
         return ", ".join(parts)
+
+    def seconds_per_step(self) -> float:
+        """The pace of the latest half of the elapsed time: a run's early steps can cost
+        more than its later ones (LEASGD tests at every new best validation accuracy, frequent
+        early on) and the machine's load changes, so the whole run's mean pace misleads."""
+        now = time.perf_counter()
+        start = now - (now - self._t0) / 2
+        t, done = next(((t, d) for t, d in self._marks if t >= start and d < self.done), self._marks[0])
+        return (now - t) / max(1, self.done - done)
 
     def update(self, n: int = 1, **postfix) -> None:
         """``n`` more steps done; ``postfix`` (e.g. ``loss="0.412"``) shown beside the count."""
         self.done += n
         self._postfix = postfix or self._postfix
+        if self.mode == "log" and time.perf_counter() - self._marks[-1][0] >= 1.0:
+            self._marks.append((time.perf_counter(), self.done))
         if self._bar is not None:
             self._bar.update(n)
             if postfix:

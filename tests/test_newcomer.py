@@ -255,6 +255,28 @@ def test_progress_is_log_lines_off_a_terminal_and_silenced_by_dpdl_progress_0():
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
+def test_progress_eta_follows_the_recent_pace(monkeypatch, capsys):
+    """Ten slow steps (10 s) then fast ones (1 s), as a LEASGD run that tests often early:
+    the ETA reads the latest half of the elapsed time, not the whole run's mean pace."""
+    from dpdl_core import progress as P
+
+    clock = [0.0]
+    monkeypatch.setattr(P.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setenv("DPDL_PROGRESS", "log")
+    bar = P.Progress(100, "run abcdef12", "round")
+    for k in range(50):
+        clock[0] += 10.0 if k < 10 else 1.0
+        bar.update(1)
+    # 140 s for 50 steps: the mean pace says 2.8 s a step; the last 70 s made 43 steps.
+    assert bar.seconds_per_step() == pytest.approx(70 / 43)
+    assert bar.line().endswith("ETA 1m21s")  # 50 steps left: truly 50 s; the mean pace's 2m20s
+    for _ in range(40):
+        clock[0] += 1.0
+        bar.update(1)
+    assert bar.seconds_per_step() == pytest.approx(90 / 81)
+    capsys.readouterr()
+
+
 SWEEP_SCRIPT = """
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.executors import Executor
