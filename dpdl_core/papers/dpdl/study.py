@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ...studies import Job, Study, StudyRun
+from ...topology import make_topology
 from .attack_study import ATTACK_FUNCTION, attack_spec, estimate_seconds
 from .presets import SETTINGS, preset
 
@@ -65,10 +66,19 @@ CIFAR_ALGORITHMS = CIFAR_FIRST + (PAIR_BASELINES["cifar10"][1],)
 CELL_ALGORITHMS = {"mnist": ALGORITHMS, "cifar10": CIFAR_ALGORITHMS}
 CODE_HP = {"lr": 0.1, "clip": 1.0}
 NOISE = {"authors_code": "paper_noise", "rdp": "equal_eps"}
-# Seconds per run on one core of the 2-core machine (measured: DPDL 1.4 s/round at B = 216 on
-# full MNIST, baselines ~1 s/round; CIFAR-10 by the engine benchmark's FLOP ratio).
-_SECONDS_PER_ROUND = {("mnist", "dpdl"): 1.45, ("mnist", "other"): 1.0, ("cifar10", "dpdl"): 5.0,
-                      ("cifar10", "other"): 3.5}
+# Seconds per training round on one core of the 2-core machine, the other core busy, on the
+# bipartite graph (5 neighbours; per-sample kernel as below). DPDL and DP-CGA compute a gradient
+# at every neighbour's model, so theirs scale with the degree + 1; the others' barely depend on
+# the graph. Measured in session 15: docs/studies.md.
+_SECONDS_PER_ROUND = {("mnist", "dpdl"): 1.05, ("mnist", "dp_cga"): 1.07, ("mnist", "dp_netfleet"): 0.39,
+                      ("mnist", "muffliato"): 0.2, ("mnist", "dp_dpsgd"): 0.2,
+                      ("cifar10", "dpdl"): 2.8, ("cifar10", "dp_cga"): 2.75, ("cifar10", "dp_netfleet"): 0.9,
+                      ("cifar10", "muffliato"): 0.45, ("cifar10", "dp_dpsgd"): 0.45}
+_PER_NEIGHBOUR = ("dpdl", "dp_cga")
+_BIPARTITE_DEGREE = 5
+# Seconds per evaluation of all N agents' models on the 10,000 test images (fitted to the
+# stored runs' wall times less their training rounds).
+_SECONDS_PER_EVAL = {"mnist": 12.0, "cifar10": 35.0}
 # The per-model per-sample kernel on CIFAR-10's CNN (session 13, whole rounds of the study's
 # configs, interleaved: DPDL ring 1.79 -> 1.27 s, fully connected 6.96 -> 4.82 s); LeNet
 # (MNIST) runs slower with it (0.64x), so MNIST keeps vmap's.
@@ -98,9 +108,11 @@ def _purpose(dataset: str, graph: str, eps: float, cell: float) -> str:
 
 
 def _estimate(cfg) -> float:
-    kind = "dpdl" if cfg.algorithm == "dpdl" else "other"
-    speedup = _PER_MODEL_SPEEDUP[cfg.dataset] if cfg.per_sample_strategy == "per_model" else 1.0
-    return cfg.rounds * _SECONDS_PER_ROUND[(cfg.dataset, kind)] / speedup
+    per_round = _SECONDS_PER_ROUND[(cfg.dataset, cfg.algorithm)]
+    if cfg.algorithm in _PER_NEIGHBOUR:
+        degree = int(np.count_nonzero(make_topology(cfg.topology, cfg.n_agents).W[0])) - 1
+        per_round *= (degree + 1) / (_BIPARTITE_DEGREE + 1)
+    return cfg.rounds * per_round + cfg.rounds // cfg.eval_every * _SECONDS_PER_EVAL[cfg.dataset]
 
 
 def study() -> Study:
