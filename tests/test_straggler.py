@@ -191,6 +191,19 @@ def test_vectorized_token_ring_equals_per_run_loop(housing, scheme, batch_size):
     assert res.accuracy.shape == (4, 3) and list(res.hops) == [0, 20, 40, 60]
 
 
+def test_token_ring_reports_progress_in_log_mode(housing, monkeypatch, capsys):
+    """A study's curve runs for tens of minutes in a background worker (stderr to a file):
+    it must say how far it got, as the training runs do."""
+    monkeypatch.setenv("DPDL_PROGRESS", "log")
+    run_token_ring(split_runs(housing, 2, seed=5), TokenRingConfig(scheme="ss_ring", p=0.5, h_max=1000, seed=9))
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("ss_ring p=0.5 hop 500/1000") and "ETA" in line for line in lines), lines
+    assert lines[-1].startswith("ss_ring p=0.5 hop 1000/1000, elapsed"), lines
+    monkeypatch.setenv("DPDL_PROGRESS", "0")
+    run_token_ring(split_runs(housing, 2, seed=5), TokenRingConfig(scheme="ss_ring", p=0.5, h_max=1000, seed=9))
+    assert capsys.readouterr().err == ""
+
+
 def test_noiseless_no_skip_is_incremental_gradient_descent(housing):
     """p = 0, σ = 0: SS-Ring is plain projected incremental GD over the nodes in order."""
     splits = split_runs(housing, 2, seed=5)

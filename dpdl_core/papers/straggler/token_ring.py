@@ -30,7 +30,7 @@ from scipy.special import expit
 from dpdl_core.validation import check_choice, check_int
 
 from .housing import RunSplits
-from ...progress import progress_enabled
+from ...progress import Progress
 from .latency import LatencyModel
 from .theorems import SCHEMES, PaperParams
 
@@ -165,7 +165,8 @@ def run_token_ring(splits: RunSplits, config: TokenRingConfig, *, latency: Laten
         If given, the realized latency ℓ (Algorithm 1's second output) is accumulated with
         t_ss = Φ_T^{-1}(1 − p), from the same uniforms that decide the skips.
     progress : bool, optional
-        tqdm bar over hops (default: :func:`progress_enabled`).
+        Progress over hops, a bar or log lines (:func:`dpdl_core.progress.progress_mode`): a
+        study's curve of 300 runs takes tens of minutes in a background worker.
 
     Returns
     -------
@@ -182,11 +183,7 @@ def run_token_ring(splits: RunSplits, config: TokenRingConfig, *, latency: Laten
     t_ss = latency.t_ss_for_p(cfg.p) if latency is not None else None
     eval_hops = sorted(set(range(0, cfg.h_max + 1, cfg.eval_every)) | {cfg.h_max})
     acc = [accuracy(tau, splits.x_test, splits.y_test)]
-    bar = None
-    if progress_enabled(progress):
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=cfg.h_max, desc=desc or f"{cfg.scheme} p={cfg.p:g}", unit="hop", mininterval=0.5)
+    bar = Progress(cfg.h_max, desc or f"{cfg.scheme} p={cfg.p:g}", "hop", progress=progress)
     for h in range(cfg.h_max):
         v = sampler.nodes(h)
         u, noise, keys = sampler.draws()
@@ -214,9 +211,8 @@ def run_token_ring(splits: RunSplits, config: TokenRingConfig, *, latency: Laten
             ell += latency.chi + np.minimum(latency.dist.ppf(u), t_ss)  # lines 10 and 12
         if (h + 1) % cfg.eval_every == 0 or h + 1 == cfg.h_max:
             acc.append(accuracy(tau, splits.x_test, splits.y_test))
-        if bar is not None and (h + 1) % 500 == 0:
+        if (h + 1) % 500 == 0:
             bar.update(500)
-    if bar is not None:
-        bar.update(cfg.h_max - bar.n)
-        bar.close()
+    bar.update(cfg.h_max - bar.done)
+    bar.close()
     return TokenRingResult(cfg, np.array(eval_hops), np.array(acc), tau, c - 1, ell)
