@@ -14,6 +14,7 @@ its JSON spec, e.g. the straggler paper's token-ring simulations).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import inspect
@@ -21,6 +22,8 @@ import itertools
 import json
 import os
 import shutil
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -448,6 +451,22 @@ def _claimed(store: ResultStore, run_hash: str) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _ctrl_c_stops():
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt while a job computes, as it stops a training
+    run (``runner._StopRequest``). A worker started in the background by a script (``cmd &``)
+    inherits SIGINT ignored, so without this `pkill -INT` stopped its training runs but not
+    its jobs. Only the main thread can take signals; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:  # None: the previous handler was not set from Python
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+
+
 def _compute_job(job: Job, store: ResultStore) -> None:
     """Compute and store ``job`` under its claim (another process may be on it)."""
     from .provenance import provenance
@@ -457,7 +476,8 @@ def _compute_job(job: Job, store: ResultStore) -> None:
     with store.claim(job.hash):
         if store.has(job.hash):
             return
-        history, meta = job.compute(partial)
+        with _ctrl_c_stops():
+            history, meta = job.compute(partial)
         meta = {**meta, "wall_seconds": time.perf_counter() - t0, **made_by}
         store.save(job.hash, job.to_dict(), history, meta)
         store.log_event("stored", job.hash)

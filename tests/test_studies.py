@@ -870,3 +870,34 @@ def test_hours_left_scales_the_estimate_by_the_measured_pace():
     gpu = pd.concat([st.assign(device="cpu"), pd.DataFrame({"stored": [True], "estimate_s": [6000.0],
                                                             "wall_s": [60.0], "device": ["cuda"]})])
     assert hours_left(gpu) == (pytest.approx(3.0), pytest.approx(6.0))
+
+
+def _job_interrupted_by_ctrl_c(spec: dict) -> tuple[pd.DataFrame, dict]:
+    """A job that sends itself Ctrl-C, then works on for a while (a token-ring curve would)."""
+    import os
+    import signal
+    import time
+
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(100):
+        time.sleep(0.01)
+    return pd.DataFrame({"round": [1], "agent": [-1], "metric": ["x"], "value": [0.0]}), {}
+
+
+def test_ctrl_c_stops_a_job_even_in_a_worker_that_inherited_sigint_ignored(tmp_path):
+    """`pkill -INT` stops a background `study run` (started with `&`, which ignores SIGINT)
+    inside a job as it does inside a training run; the job is not stored, and the worker's
+    SIGINT disposition is given back afterwards."""
+    import signal
+
+    from dpdl_core.studies import run_study
+
+    st = Study("toy", "toy", (StudyRun("job", "", 0, Job(f"{__name__}:_job_interrupted_by_ctrl_c", {})),))
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_study(st, root=tmp_path, log=lambda line: None)
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not st.store(tmp_path).has(st.runs[0].work.hash)
