@@ -34,6 +34,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from .engine import ParamLayout
+from .progress import Progress
 from .validation import check_choice, check_int
 
 __all__ = ["InversionConfig", "InversionResult", "invert", "infer_labels", "total_variation", "pixel_box"]
@@ -166,7 +167,7 @@ def invert(
     image_shape: tuple[int, ...],
     box: tuple[torch.Tensor, torch.Tensor],
     config: InversionConfig = InversionConfig(),
-    progress: bool = False,
+    progress: bool | None = False,
 ) -> InversionResult:
     """Reconstruct the batch behind each of K messages.
 
@@ -184,8 +185,9 @@ def invert(
     box : (lo, hi)
         Valid pixel range in normalised space, from :func:`pixel_box`.
     config : InversionConfig
-    progress : bool
-        tqdm bar over iterations.
+    progress : bool or None
+        Progress over the iterations (:class:`~dpdl_core.progress.Progress`: a bar, or log
+        lines where stderr is not a terminal); ``None`` leaves it to ``$DPDL_PROGRESS``.
     """
     for p in module.parameters():
         p.requires_grad_(False)
@@ -210,10 +212,8 @@ def invert(
 
     # L-BFGS evaluates the objective up to 20 times per step.
     steps = range(config.iterations if config.method == "geiping" else max(1, config.iterations // 20))
-    if progress:
-        from tqdm.auto import tqdm
-
-        steps = tqdm(steps, desc=f"inversion ({config.method}, {K}x{R})", unit="it")
+    bar = Progress(len(steps), f"inversion ({config.method}, {K} messages x {R} restarts)", "iteration",
+                   progress=progress)
     if config.method == "geiping":
         opt = torch.optim.Adam([x], lr=config.lr)
         milestones = [int(config.iterations * f) for f in (3 / 8, 5 / 8, 7 / 8)] if config.decay else []
@@ -228,6 +228,7 @@ def invert(
             if config.boxed:
                 with torch.no_grad():
                     x.copy_(torch.maximum(torch.minimum(x, hi), lo))
+            bar.update(1)
     else:
         opt = torch.optim.LBFGS([x], lr=config.lr, max_iter=20, history_size=100, line_search_fn="strong_wolfe")
 
@@ -240,6 +241,8 @@ def invert(
 
         for _ in steps:
             opt.step(closure)
+            bar.update(1)
+    bar.close()
     with torch.no_grad():  # torch.func.grad still differentiates inside
         obj, g = objective()
     obj = torch.nan_to_num(obj.view(K, R), nan=float("inf"))

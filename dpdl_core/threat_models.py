@@ -48,6 +48,7 @@ from .data import DATASETS, describe
 from .engine import ParamLayout
 from .image_metrics import reconstruction_metrics
 from .models import build_model
+from .progress import Progress, note
 from .results import ResultStore, atomic_write_bytes
 from .loop import training_rounds
 from .runner import prepare, sigma_for
@@ -188,8 +189,12 @@ class Eavesdropper:
             self._probe_batch = None
 
 
-def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Interception], dict]:
+def intercept(config: ExperimentConfig, spec: AttackSpec,
+              progress: bool | None = False) -> tuple[list[Interception], dict]:
     """Train ``config`` up to ``max(spec.rounds)`` with an :class:`Eavesdropper` tapping the loop.
+
+    ``progress`` shows the training's rounds (:class:`~dpdl_core.progress.Progress`;
+    ``None`` leaves it to ``$DPDL_PROGRESS``).
 
     Returns
     -------
@@ -206,8 +211,11 @@ def intercept(config: ExperimentConfig, spec: AttackSpec) -> tuple[list[Intercep
         tap_sigma = torch.as_tensor(report.sigma, dtype=ctx.sigma.dtype, device=ctx.sigma.device)
     state = alg.init_state(prep.initial_models())
     tap = Eavesdropper(config, spec, tap_sigma, _victims(config, spec.n_victims))
-    for _ in training_rounds(prep, state, 1, max(spec.rounds), taps=[tap]):
-        pass
+    who = "no defence" if config.epsilon is None else f"{display_name(config.algorithm)}, eps {config.epsilon:g}"
+    bar = Progress(max(spec.rounds), f"attack training ({who})", "round", progress=progress)
+    for _, losses in training_rounds(prep, state, 1, max(spec.rounds), taps=[tap]):
+        bar.update(1, loss=f"{losses.mean():.3g}")
+    bar.close()
     meta = {
         "sigma": float(tap_sigma.mean()),
         "train_sigma": float(np.mean(prep.sigma_report.sigma)),
@@ -265,7 +273,7 @@ def attack_cell(
     config: ExperimentConfig,
     spec: AttackSpec,
     store: ResultStore | None = None,
-    progress: bool = False,
+    progress: bool | None = False,
     force: bool = False,
 ) -> AttackResult:
     """Attack every channel of ``config``'s algorithm with and without its noise.
@@ -275,6 +283,8 @@ def attack_cell(
     present, so an interrupted sweep of cells resumes at the first missing cell; while a cell
     runs, each finished training's interceptions are kept beside it (``<key>.nd.pt``,
     ``<key>.dp.pt``), so an interrupted cell resumes after its last finished training.
+    ``progress`` shows the trainings' rounds and the inversion's iterations
+    (:class:`~dpdl_core.progress.Progress`; ``None`` leaves it to ``$DPDL_PROGRESS``).
     """
     if config.epsilon is None:
         raise ValueError("attack_cell needs the private config (epsilon set); the no-defence run is derived from it")
@@ -293,7 +303,7 @@ def attack_cell(
         stage = path.with_suffix(f".{'dp' if private else 'nd'}.pt")
         if force:
             stage.unlink(missing_ok=True)
-        found, info = _intercepted(cfg, spec, stage)
+        found, info = _intercepted(cfg, spec, stage, progress)
         jobs += [(private, it) for it in found]
         meta["configs"][str(private)] = cfg.to_dict()
         meta["sigma"][str(private)] = info["sigma"]
@@ -357,13 +367,16 @@ def attack_cell(
     return out
 
 
-def _intercepted(config: ExperimentConfig, spec: AttackSpec, stage: Path) -> tuple[list[Interception], dict]:
+def _intercepted(config: ExperimentConfig, spec: AttackSpec, stage: Path,
+                 progress: bool | None = False) -> tuple[list[Interception], dict]:
     """:func:`intercept`, kept in ``stage`` until the cell is done: training to the last
     attacked round is most of a cell's time (hours at the paper's scale), so a cell stopped
     during the other scenario's training or the inversion resumes after this one."""
     if stage.exists():
+        who = "no defence" if config.epsilon is None else "private"
+        note(f"attack training ({who}) finished before: loaded from {stage}", progress)
         return torch.load(stage, weights_only=False)
-    out = intercept(config, spec)
+    out = intercept(config, spec, progress)
     buf = io.BytesIO()
     torch.save(out, buf)
     stage.parent.mkdir(parents=True, exist_ok=True)

@@ -187,3 +187,27 @@ def test_attack_cell_caches_and_resumes(store):
     assert again.metrics.equals(first.metrics)
     with pytest.raises(ValueError, match="epsilon"):
         attack_cell(cfg.replace(epsilon=None), spec, store=store)
+
+
+def test_attack_cell_shows_progress_in_a_log(store, monkeypatch, capsys):
+    # A study's attack cell trains for an hour or more before its inversion: where stderr
+    # is a log (a background `study run`), both must print progress lines, and a resumed
+    # cell must say which training it loaded instead of repeating it.
+    monkeypatch.setenv("DPDL_PROGRESS", "log")
+    cfg = _tiny(epsilon=0.5, sigma_rule="authors_code", rounds=2)
+    spec = AttackSpec(rounds=(2,), n_victims=1, inversion=InversionConfig(iterations=5, restarts=1))
+    path = store.root / "attacks" / "cell.nd.pt"
+    from dpdl_core import threat_models
+
+    threat_models._intercepted(cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), spec, path, progress=None)
+    err = capsys.readouterr().err
+    assert "attack training (no defence) round 2/2, loss" in err
+    threat_models._intercepted(cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), spec, path, progress=None)
+    assert "attack training (no defence) finished before: loaded from" in capsys.readouterr().err
+    attack_cell(cfg, spec, store=store, progress=None)
+    err = capsys.readouterr().err
+    assert "attack training (DPDL, eps 0.5) round 2/2" in err
+    assert "inversion (geiping, 4 messages x 1 restarts) iteration 5/5" in err
+    monkeypatch.setenv("DPDL_PROGRESS", "0")
+    attack_cell(cfg, spec, store=store, progress=None, force=True)
+    assert capsys.readouterr().err == ""

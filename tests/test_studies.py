@@ -853,7 +853,7 @@ def test_an_attack_cell_resumes_after_its_last_finished_training(tmp_path, monke
     threat_models._intercepted(nd, spec, path.with_suffix(".nd.pt"))  # the no-defence training finished
     trained = []
     real = threat_models.intercept
-    monkeypatch.setattr(threat_models, "intercept", lambda c, s: trained.append(c.epsilon) or real(c, s))
+    monkeypatch.setattr(threat_models, "intercept", lambda c, s, *rest: trained.append(c.epsilon) or real(c, s, *rest))
     res = threat_models.attack_cell(cfg, spec, store=store)
     assert trained == [cfg.epsilon]  # only the private training ran
     assert set(res.metrics["scenario"]) == {"ND-CG", "ND-MM", "DPDL-CG", "DPDL-MM"}

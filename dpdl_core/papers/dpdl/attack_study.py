@@ -68,7 +68,7 @@ def attack_run(spec: dict, checkpoint_dir: Path | None = None) -> tuple[pd.DataF
     """
     cfg, att = _attack(spec)
     with tempfile.TemporaryDirectory() as tmp:  # the study store keeps the metrics, not the images
-        res = attack_cell(cfg, att, store=ResultStore(checkpoint_dir or tmp))
+        res = attack_cell(cfg, att, store=ResultStore(checkpoint_dir or tmp), progress=None)
     m = res.metrics.assign(SSIM_x100=lambda d: 100 * d["SSIM"],
                            **{"success_%": lambda d: 100.0 * (d["PSNR_01"] >= SUCCESS_PSNR[cfg.dataset])})
     m["agent"] = m.groupby(["scenario", "round"]).cumcount()
