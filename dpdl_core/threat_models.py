@@ -201,7 +201,7 @@ def intercept(config: ExperimentConfig, spec: AttackSpec,
     interceptions : list of Interception
         For every attacked round, channel and victim.
     meta : dict
-        σ of the tapped messages and of training, dataset label and victims.
+        σ of the tapped messages and of training, the data (label and metadata) and victims.
     """
     prep = prepare(config)
     alg, ctx = prep.algorithm, prep.ctx
@@ -221,6 +221,8 @@ def intercept(config: ExperimentConfig, spec: AttackSpec,
         "train_sigma": float(np.mean(prep.sigma_report.sigma)),
         "train_epsilon_rdp": float(np.max(prep.sigma_report.epsilon_rdp)),
         "dataset_label": describe(prep.data.meta),
+        # What ran, as a training run records it (the study checks ``subset`` of every result).
+        "dataset": {k: v for k, v in prep.data.meta.items() if k != "note"},
         "victims": tap.victims,
     }
     return tap.out, meta
@@ -310,6 +312,7 @@ def attack_cell(
         meta["train_sigma"][str(private)] = info["train_sigma"]
         meta["train_epsilon_rdp"][str(private)] = info.get("train_epsilon_rdp")  # absent in older stage files
         meta["dataset_label"], meta["victims"] = info["dataset_label"], info["victims"]
+        meta["dataset"] = info.get("dataset")  # absent in older stage files
 
     module = build_model(config.model, config.dataset, seed=0)
     models = torch.stack([it.model for _, it in jobs])

@@ -836,6 +836,8 @@ def test_dpdl_attack_cell_is_stored_then_judged_by_the_papers_rule(tmp_path, mon
     assert "mnist, bipartite N = 10, round 2" in metrics.condition
     header, _ = store.load_run(run.hash)
     assert header["meta"]["epsilon_rdp"] > 0 and "DP run: accountant eps" in metrics.evidence["why"]
+    # The data that ran is recorded like a training run's (here the subset it was allowed).
+    assert header["meta"]["dataset"]["name"] == "mnist" and header["meta"]["dataset"]["subset"]
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")

@@ -74,7 +74,7 @@ def attack_run(spec: dict, checkpoint_dir: Path | None = None) -> tuple[pd.DataF
     m["agent"] = m.groupby(["scenario", "round"]).cumcount()
     hist = m.melt(id_vars=["scenario", "round", "agent"], value_vars=list(ATTACK_METRICS), var_name="metric")
     hist["metric"] = hist["scenario"] + "/" + hist["metric"]
-    meta = {"dataset_label": res.meta["dataset_label"], "sigma": res.meta["sigma"],
+    meta = {"dataset_label": res.meta["dataset_label"], "dataset": res.meta["dataset"], "sigma": res.meta["sigma"],
             "train_sigma": res.meta["train_sigma"],
             # The accountant's eps of the private training run (the no-defence run has none).
             "epsilon_rdp": res.meta["train_epsilon_rdp"]["True"], "victims": [int(v) for v in np.ravel(res.meta["victims"])],
