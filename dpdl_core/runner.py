@@ -43,7 +43,7 @@ from . import __version__
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
 from .config import ExperimentConfig
-from .data import Dataset, describe, dirichlet_partition, load_dataset, require_full_data, validation_split
+from .data import Dataset, data_record, describe, dirichlet_partition, load_dataset, require_full_data, validation_split
 from .engine import Engine, consensus_distance
 from .loop import training_rounds
 from .models import build_model
@@ -704,7 +704,7 @@ def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict,
         "vectors_sent_per_agent": sent.tolist(),
         "vectors_per_round": float(sent.sum()) / max(1, tr.last_round),
         **diagnostics,
-        "dataset": {k: v for k, v in prep.data.meta.items() if k != "note"},
+        "dataset": data_record(prep.data.meta),
         "dataset_label": describe(prep.data.meta),
         "local_sizes": [len(p) for p in prep.parts],
         "topology": prep.ctx.topology.report(),

@@ -235,7 +235,8 @@ class Study:
         return ResultStore(root / self.paper)
 
     def status(self, store: ResultStore | None = None) -> pd.DataFrame:
-        """One row per run: key, hash, priority, stored, estimated and measured seconds, the
+        """One row per run: key, hash, ``kind`` (``training`` or ``job``: only training runs
+        have a row in :meth:`finals`), priority, stored, estimated and measured seconds, the
         ``device`` a stored run was made on, and ``partial``: how far an unfinished run's
         checkpoint got (``round t/T``, ``partial work`` for a job), else empty."""
         store = store or self.store()
@@ -243,7 +244,9 @@ class Study:
         for r in self.ordered():
             h = r.found(store)
             meta = store.read_header(h)["meta"] if h else {}
-            rows.append({"key": r.key, "hash": h or r.hash, "priority": r.priority, "stored": h is not None,
+            rows.append({"key": r.key, "hash": h or r.hash,
+                         "kind": "training" if isinstance(r.work, ExperimentConfig) else "job",
+                         "priority": r.priority, "stored": h is not None,
                          "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
                          "device": meta.get("device", "cpu") if h else None, "machine": meta.get("machine"),
                          "purpose": r.purpose,

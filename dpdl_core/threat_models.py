@@ -44,7 +44,7 @@ import torch
 from .algorithms import display_name
 from .attacks import InversionConfig, infer_labels, invert, pixel_box
 from .config import ExperimentConfig
-from .data import DATASETS, describe
+from .data import DATASETS, data_record, describe
 from .engine import ParamLayout
 from .image_metrics import reconstruction_metrics
 from .models import build_model
@@ -221,8 +221,7 @@ def intercept(config: ExperimentConfig, spec: AttackSpec,
         "train_sigma": float(np.mean(prep.sigma_report.sigma)),
         "train_epsilon_rdp": float(np.max(prep.sigma_report.epsilon_rdp)),
         "dataset_label": describe(prep.data.meta),
-        # What ran, as a training run records it (the study checks ``subset`` of every result).
-        "dataset": {k: v for k, v in prep.data.meta.items() if k != "note"},
+        "dataset": data_record(prep.data.meta),
         "victims": tap.victims,
     }
     return tap.out, meta

@@ -94,6 +94,27 @@ def _die_in_round_2(monkeypatch) -> None:
     monkeypatch.setattr(DPDL, "step", dies_in_round_2)
 
 
+def _job_of_one_row(spec):
+    return pd.DataFrame({"round": [1], "agent": [-1], "metric": ["x"], "value": [float(spec["v"])]}), {}
+
+
+def test_status_names_each_runs_kind_and_finals_has_a_row_per_stored_training_run(tmp_path):
+    """A study notebook checks its table against ``status``: a stored job (an attack cell)
+    counts as stored but has no row in ``finals``, so the count must use ``kind``."""
+    from dpdl_core.studies import run_study
+
+    st = Study("toy", "toy", (StudyRun("train", "", 0, _tiny(0)),
+                              StudyRun("job", "", 0, Job(f"{__name__}:_job_of_one_row", {"v": 1})),
+                              StudyRun("waiting", "", 1, _tiny(1))))
+    run_study(st, root=tmp_path, allow_subset=True, log=lambda line: None, keys=["train", "job"])
+    status = st.status(st.store(tmp_path))
+    assert status.set_index("key")["kind"].to_dict() == {"train": "training", "job": "job", "waiting": "training"}
+    assert status["stored"].sum() == 2
+    finals = st.finals(st.store(tmp_path))
+    assert list(finals["key"]) == ["train"]
+    assert len(finals) == (status["stored"] & (status["kind"] == "training")).sum()
+
+
 def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_other_checkpoint(tmp_path, monkeypatch):
     from dpdl_core.runner import run
 

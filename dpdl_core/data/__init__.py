@@ -16,6 +16,7 @@ from .acquisition import (
     datasets,
     default_data_dir,
     denormalize,
+    data_record,
     describe,
     input_shape,
     load_dataset,
@@ -30,6 +31,6 @@ from .statistics import label_counts, mean_label_entropy
 
 __all__ = [
     "DATASETS", "DATA_DIR_ENV", "MIRROR_ENV", "PARTITION_SCHEMES", "DataFileError", "DataUnavailableError", "Dataset", "DatasetSpec", "FULL_DATA_ENV", "SubsetDataError", "require_full_data", "GENERATORS",
-    "datasets", "default_data_dir", "input_shape", "register_dataset", "denormalize", "describe", "dirichlet_partition", "label_counts", "load_dataset",
+    "datasets", "default_data_dir", "input_shape", "register_dataset", "denormalize", "data_record", "describe", "dirichlet_partition", "label_counts", "load_dataset",
     "mean_label_entropy", "mirror_dir", "normalize", "read_npz", "validation_split", "write_npz",
 ]

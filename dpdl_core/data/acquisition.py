@@ -146,6 +146,12 @@ def describe(meta: dict) -> str:
     return f"{pretty} {kind}, {int(meta['n_train']):,} train images"
 
 
+def data_record(meta: dict) -> dict:
+    """What a stored result records of the data that ran: its meta without the free-text
+    ``note`` (the study checks ``subset`` of every stored result)."""
+    return {k: v for k, v in meta.items() if k != "note"}
+
+
 def default_data_dir() -> Path:
     """``$DPDL_DATA_DIR`` or the repository's ``data/`` folder."""
     env = os.environ.get(DATA_DIR_ENV)
