@@ -730,6 +730,8 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
     assert "waiting for" not in rows.loc["fig01.lower_loss", "why"] and "not judged" not in rows.loc["fig01.lower_loss",
                                                                                                       "why"]
     best = rows.loc["tab01.best"]
+    # failed or not, a claim judged on some of its cells names the cells still to run
+    assert "bipartite M=4 eps 0.3 (PDSL seed 0" in best["why"]
     assert best["verdict"] == "fails" or "waiting for: bipartite M=4 eps 0.3 (PDSL seed 0" in best["why"]
     assert list(rows.index[-3:]) == ["variant.PDSL (per-sample clip)", "control.shapley_weighting",
                                      "control.paper_gamma"]
@@ -790,6 +792,9 @@ def test_pdsl_claims_waiting_on_other_cells_are_not_judged_and_diverged_runs_are
     why = S._waiting_why("no comparison ran", [m20], missing)
     assert why == "not judged: no comparison on the stored cells alone; waiting for: fc M=20 eps 0.3 (PDSL seed 0)"
     assert S._waiting_why("0 of 1 hold", [m20], missing).startswith("0 of 1 hold on the stored cells; waiting for: ")
+    assert S._waiting_why("0 of 1 hold; fails: x", [m20], missing, failed=True) == (
+        "0 of 1 hold; fails: x; decided by the stored cells (a failed cell fails the claim), "
+        "still to run: fc M=20 eps 0.3 (PDSL seed 0)")
     t = pd.DataFrame({"n_agents": [10, 10], "label": ["PDSL", "DP-CGA"], "ours": [56.2, 61.5]})
     assert S._ours_side("stable_in_m", t, None) == "M=10 only: PDSL 56.2, DP-CGA 61.5"
     t2 = pd.concat([t, t.assign(n_agents=20, ours=[50.0, 60.0])])

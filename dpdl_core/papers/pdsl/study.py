@@ -386,11 +386,16 @@ def _ours_side(rule: str, t: pd.DataFrame, final: pd.DataFrame | None) -> str:
     return "; ".join(parts)
 
 
-def _waiting_why(why: str, waiting: list[Cell], missing: dict) -> str:
+def _waiting_why(why: str, waiting: list[Cell], missing: dict, failed: bool = False) -> str:
     """The "why" of a claim judged on some of its cells only: what the stored cells gave,
     then the cells it waits for. A claim whose rule compares across cells (ε points, M)
-    compares nothing on one cell: it is *not judged* yet, not measured and undecided."""
+    compares nothing on one cell: it is *not judged* yet, not measured and undecided. A claim
+    that ``failed`` on the stored cells stays failed (the missing cells cannot undo a failed
+    one), and still names them."""
     wait = "waiting for: " + "; ".join(f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
+    if failed:
+        return f"{why}; decided by the stored cells (a failed cell fails the claim), still to run: " + \
+            "; ".join(f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
     if why == "no comparison ran":
         return f"not judged: no comparison on the stored cells alone; {wait}"
     return f"{why} on the stored cells; {wait}"
@@ -493,8 +498,9 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
         if key in TABLES:
             verdict, why = _accuracy_verdict(verdict, why, meta)
         waiting = [c for c in wanted if c not in done]
-        if waiting and verdict != "fails":
-            verdict, why = "inconclusive", _waiting_why(why, waiting, missing)
+        if waiting:
+            failed = verdict == "fails"
+            verdict, why = verdict if failed else "inconclusive", _waiting_why(why, waiting, missing, failed)
         # an accuracy claim's verdict already names the runs stopped early (_accuracy_verdict)
         why += _diverged_note(meta if key not in TABLES else meta[meta["last_round"] >= meta["rounds"]])
         if key in TABLES:
