@@ -392,10 +392,10 @@ def _waiting_why(why: str, waiting: list[Cell], missing: dict, failed: bool = Fa
     compares nothing on one cell: it is *not judged* yet, not measured and undecided. A claim
     that ``failed`` on the stored cells stays failed (the missing cells cannot undo a failed
     one), and still names them."""
-    wait = "waiting for: " + "; ".join(f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
+    cells = "; ".join(f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
     if failed:
-        return f"{why}; decided by the stored cells (a failed cell fails the claim), still to run: " + \
-            "; ".join(f"{_short(c)} ({', '.join(missing[c])})" for c in waiting)
+        return f"{why}; decided by the stored cells (a failed cell fails the claim), still to run: {cells}"
+    wait = f"waiting for: {cells}"
     if why == "no comparison ran":
         return f"not judged: no comparison on the stored cells alone; {wait}"
     return f"{why} on the stored cells; {wait}"
