@@ -31,9 +31,10 @@ seeds 1 and 2
     setting (MNIST at the code's η, C; CIFAR-10 at the paper's; paper noise): Table V / VI's
     "DPDL is best" on the ring (every algorithm of the dataset's cell, seeds 1 and 2 of DPDL
     and of the paper's two strongest baselines there, as in the decisive cells: the one that
-    decides the cell is the strongest of ours, which need not be the paper's first); DPDL's growth with ε (Tables I, II, and VI
-    on the ring: DPDL at the table's other two ε) and with a denser graph (Tables I, II: DPDL
-    on the fully connected graph), seeds 0-2 of every point.
+    decides the cell is the strongest of ours, which need not be the paper's first); DPDL's
+    growth with ε (Tables I, II, and VI on the ring: DPDL at the table's other two ε) and
+    with a denser graph (Tables I, II: DPDL on the fully connected graph), seeds 0-2 of
+    every point.
 
 ``attack`` (priority 10 MNIST, 12 CIFAR-10)
     One gradient-inversion cell per dataset (Tables III-IV, Figures 5-6), a job of
