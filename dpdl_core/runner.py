@@ -310,8 +310,11 @@ def _rows(t: int, metric: str, values) -> list[tuple]:
 def read_checkpoint(path: str | Path, run_hash: str) -> tuple[dict | None, str | None]:
     """Read a run's checkpoint without changing anything: ``(payload, None)`` when it belongs
     to this package version and to run ``run_hash``, else ``(None, why it cannot be used)``."""
+    # A GPU run's checkpoint holds CUDA tensors: where there is no GPU (a CPU worker's plan,
+    # CI's check of the committed checkpoints) it is read onto the CPU; a GPU resumes it as saved.
+    where = None if torch.cuda.is_available() else "cpu"
     try:
-        saved = torch.load(path, weights_only=False)
+        saved = torch.load(path, weights_only=False, map_location=where)
     except Exception as exc:  # unpickling fails in many ways; every one means "unusable"
         return None, f"unreadable: {type(exc).__name__}: {exc}"
     if not isinstance(saved, dict) or "version" not in saved:

@@ -279,8 +279,9 @@ class Study:
 
 
 def _progress(run: StudyRun, store: ResultStore) -> str:
-    """How far an unfinished run's checkpoint got (``round t/T``), ``partial work`` for a
-    job's folder, ``unusable checkpoint`` for one the run would set aside, or ""."""
+    """How far an unfinished run's checkpoint got (``round t/T``, saying so where a GPU twin's
+    is, which only a GPU resumes), ``partial work`` for a job's folder, ``unusable checkpoint``
+    for one the run would set aside, or ""."""
     from .runner import read_checkpoint
 
     path = run.partial(store)
@@ -288,8 +289,12 @@ def _progress(run: StudyRun, store: ResultStore) -> str:
         return ""
     if path.is_dir():
         return "partial work"
-    saved, _ = read_checkpoint(path, path.name.split(".")[0])
-    return "unusable checkpoint" if saved is None else f"round {saved['round']}/{run.work.rounds}"
+    h = path.name.split(".")[0]
+    saved, _ = read_checkpoint(path, h)
+    if saved is None:
+        return "unusable checkpoint"
+    on_gpu = any(w.hash == h and str(getattr(w, "device", "")).startswith("cuda") for w in run.twins())
+    return f"round {saved['round']}/{run.work.rounds}" + (" on a GPU: a GPU resumes it" if on_gpu else "")
 
 
 def verify_partials(study: Study, store: ResultStore | None = None) -> int:
@@ -438,6 +443,9 @@ def run_study(
         else:
             _compute_job(work, store)
             diverged = False
+        for h in r.hashes():  # a twin's unfinished work (a GPU lane's run cut short) is moot now
+            if h != work.hash:
+                store.checkpoint_path(h).unlink(missing_ok=True)
         done += 1
         log(f"[study {i}/{len(todo)}] stored {s.paper}:{r.key} -> {store.path(work.hash)} in "
             f"{time.perf_counter() - t0:.0f} s{' (diverged)' if diverged else ''}; "

@@ -17,8 +17,8 @@ import pytest
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.data import SubsetDataError
 from dpdl_core.results import ResultStore
-from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, hours_left, load_study, study_papers,
-                               verify_partials, verify_store)
+from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, hours_left, load_study, run_study,
+                               study_papers, verify_partials, verify_store)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
@@ -101,8 +101,6 @@ def _job_of_one_row(spec):
 def test_status_names_each_runs_kind_and_finals_has_a_row_per_stored_training_run(tmp_path):
     """A study notebook checks its table against ``status``: a stored job (an attack cell)
     counts as stored but has no row in ``finals``, so the count must use ``kind``."""
-    from dpdl_core.studies import run_study
-
     st = Study("toy", "toy", (StudyRun("train", "", 0, _tiny(0)),
                               StudyRun("job", "", 0, Job(f"{__name__}:_job_of_one_row", {"v": 1})),
                               StudyRun("waiting", "", 1, _tiny(1))))
@@ -146,6 +144,43 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
     assert resumed.meta["started_by"] == {k: resumed.meta[k] for k in resumed.meta["started_by"]}
     assert set(resumed.meta["started_by"]) >= {"commit", "machine", "cpu_capability", "threads"}
 
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks a machine without a GPU")
+def test_a_gpu_twins_checkpoint_is_read_here_left_to_a_gpu_and_dropped_once_the_run_is_stored(tmp_path, monkeypatch):
+    """tools/gpu_lanes.sh brings back the checkpoints of the GPU runs it cuts, to commit for the
+    next lent GPU: CI and the CPU workers here read them (``plan``, verify_partials), compute
+    their own twin, and remove the GPU's once the run is stored."""
+    import torch
+    import torch.serialization
+
+    from dpdl_core.runner import read_checkpoint, run
+
+    cfg = _tiny(0, checkpoint_every=1)
+    r = StudyRun("a", "", 0, cfg)
+    gpu = next(w for w in r.twins() if str(getattr(w, "device", "")).startswith("cuda"))
+    st = Study("toy", "toy", (r,))
+    store = st.store(tmp_path)
+    _die_in_round_2(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, store=store, progress=False)
+    monkeypatch.undo()
+    saved = torch.load(store.checkpoint_path(cfg.hash), weights_only=False)
+    store.checkpoint_path(cfg.hash).unlink()
+    path = store.checkpoint_path(gpu.hash)
+    with monkeypatch.context() as m:  # written as a GPU writes it: every storage tagged cuda:0
+        m.setattr(torch.serialization, "location_tag", lambda storage: "cuda:0")
+        torch.save({**saved, "config_hash": gpu.hash}, path)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        torch.load(path, weights_only=False)
+    payload, problem = read_checkpoint(path, gpu.hash)
+    assert problem is None and payload["round"] == 1
+    assert verify_partials(st, store) == 1
+    assert st.status(store)["partial"].tolist() == ["round 1/2 on a GPU: a GPU resumes it"]
+    assert r.to_compute(store).hash == cfg.hash and r.to_compute(store, "cuda").hash == gpu.hash
+    assert run_study(st, root=tmp_path, allow_subset=True, log=lambda line: None) == 1
+    assert store.has(cfg.hash) and not path.exists()
+    assert verify_partials(st, store) == 0
 
 # Kernels of another instruction set (AVX2 against AVX-512) round differently: measured a
 # 1.1e-7 relative difference in two of 22 losses after two rounds; any change to what a run
@@ -292,8 +327,6 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
     runs it computed."""
     import threading
 
-    from dpdl_core.studies import run_study
-
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     busy, free, last = StudyRun("busy", "", 0, _tiny(5)), StudyRun("free", "", 1, _tiny(6)), StudyRun("last", "", 2,
                                                                                                      _tiny(7))
@@ -320,8 +353,6 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
 
 
 def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch):
-    from dpdl_core.studies import run_study
-
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     late, early = StudyRun("late", "", 5, _tiny(1)), StudyRun("early", "", 0, _tiny(2))
     st = Study("toy", "toy", (late, early))
@@ -338,7 +369,6 @@ def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch)
 def test_straggler_study_judges_every_fig2_claim_once_every_curve_is_stored(tmp_path, monkeypatch):
     from dpdl_core.papers.straggler import study as straggler
     from dpdl_core.papers.straggler.claims import SPECS
-    from dpdl_core.studies import run_study
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     small = straggler.study(n_runs=4, hops=600, extra_runs=2)
@@ -368,7 +398,6 @@ def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
     """A run made with ``study run --device cuda`` is stored under its GPU twin's config (device
     is hashed): the study finds it, verifies it and does not compute the run again."""
     from dpdl_core.runner import run
-    from dpdl_core.studies import run_study
 
     cpu = _tiny(3)
     r = StudyRun("a", "", 0, cpu)
@@ -389,7 +418,6 @@ def test_a_run_made_with_the_other_evaluation_counts_and_its_checkpoint_resumes_
     and computes nothing. A run interrupted as that twin resumes as the twin, from its
     checkpoint, not from round 1 as the declared config."""
     from dpdl_core.runner import run
-    from dpdl_core.studies import run_study
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     declared = _tiny(8, eval_strategy="per_model", checkpoint_every=1)
@@ -839,7 +867,6 @@ def test_dpdl_attack_cell_is_stored_then_judged_by_the_papers_rule(tmp_path, mon
     partial work is gone once it is stored."""
     from dpdl_core.papers.dpdl import study as dpdl
     from dpdl_core.papers.dpdl.attack_study import ATTACK_FUNCTION, ATTACK_METRICS
-    from dpdl_core.studies import run_study
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     run = StudyRun("mnist/attack/bipartite_n10", "", 0, Job(ATTACK_FUNCTION, _tiny_attack_spec()), 1.0,
@@ -919,8 +946,6 @@ def test_ctrl_c_stops_a_job_even_in_a_worker_that_inherited_sigint_ignored(tmp_p
     inside a job as it does inside a training run; the job is not stored, and the worker's
     SIGINT disposition is given back afterwards."""
     import signal
-
-    from dpdl_core.studies import run_study
 
     st = Study("toy", "toy", (StudyRun("job", "", 0, Job(f"{__name__}:_job_interrupted_by_ctrl_c", {})),))
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
