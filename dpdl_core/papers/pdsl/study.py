@@ -110,6 +110,8 @@ class Cell:
         Only PDSL runs there (a point of PDSL's growth with ε).
     lr : float, optional
         A step size γ other than the paper's (:func:`gamma_cell`; beyond the paper).
+    pdsl_priority : int, optional
+        PDSL's own run's priority where it differs from the cell's.
     """
 
     dataset: str
@@ -121,6 +123,7 @@ class Cell:
     priority: int
     pdsl_only: bool = False
     lr: float | None = None
+    pdsl_priority: int | None = None
 
     @property
     def name(self) -> str:
@@ -150,8 +153,11 @@ def cells(profile: str = "paper") -> list[Cell]:
     out += [Cell("cifar10", topo, cifar_eps, m, small, f"Table II and Figure {fig}: PDSL best, lower loss ({topo})?",
                  11) for topo, fig in (("fully_connected", 4), ("bipartite", 5))]
     if m_max != m:
+        # Its PDSL run, an MNIST one, takes a lent GPU minutes and a core here half a day, while
+        # the DPDL study's CIFAR-10 runs (13) cannot go to a GPU in one call (docs/studies.md):
+        # the cores compute those first, and a GPU takes this one where it comes before.
         out.append(Cell("mnist", "fully_connected", EPSILON, m_max, large, "Table I and Figure 1: is PDSL stable in M?",
-                        12))
+                        12, pdsl_priority=14))
     return out
 
 
@@ -266,6 +272,8 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "pape
                 purpose, prio = "beyond the paper: does the paper's gamma limit its baselines?", 6
             elif cfg.seed == 0:
                 purpose, prio = cell.decides, (6 if pdsl else 5) if first else cell.priority
+                if pdsl and cell.pdsl_priority is not None:
+                    prio = cell.pdsl_priority
             elif pdsl:
                 continue  # one seed of PDSL (hours each); the baselines' seeds give the spread
             else:
