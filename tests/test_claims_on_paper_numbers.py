@@ -261,6 +261,17 @@ def test_dpdl_table_rules_hold_on_the_papers_tables(key):
         assert "no comparison ran" not in c.evidence and c.condition == "paper"
 
 
+def test_dpdl_step_comparisons_name_their_cell_and_step_in_words():
+    """The evidence a reader sees names the cell and the step, not a Python tuple."""
+    t = _dpdl_table("tab02_cifar10_accuracy")
+    t = t[(t["n_agents"] == 10) & (t["alpha_d"] == 0.25)]
+    eps = dpdl_claims.RULES["grows_with_epsilon"](t[(t["algorithm"] == "dpdl") & (t["topology"] == "bipartite")])
+    dense = dpdl_claims.RULES["denser_is_better"](t[(t["algorithm"] == "dpdl") & (t["epsilon"] == 4)])
+    assert [c.label for c in eps] == ["a_d=0.25 bipartite N=10 DPDL: eps 2 -> 4",
+                                      "a_d=0.25 bipartite N=10 DPDL: eps 4 -> 8"]
+    assert [c.label for c in dense] == ["a_d=0.25 N=10 eps=4 DPDL: bipartite -> fully_connected"]
+
+
 def test_widened_dpdl_rules_fail_on_the_papers_numbers(monkeypatch):
     """Accuracy grows with ε and with a denser graph for DPDL; for every algorithm the
     paper's own Table I contradicts both."""

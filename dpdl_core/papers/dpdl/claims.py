@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...algorithms import display_name
 from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note
 
 __all__ = ["SPECS", "ACCURACY_TOL", "ATTACK_SPECS", "ATTACK_TOL", "RULES", "SECTIONS", "TABLE_SPECS", "attack_claims",
@@ -119,13 +120,21 @@ def _best(t: pd.DataFrame) -> list[Comparison]:
     return out
 
 
+# How a comparison's label shows each table column.
+_SHOW = {"alpha_d": "a_d={:g}".format, "topology": str, "n_agents": "N={}".format, "epsilon": "eps={:g}".format,
+         "algorithm": display_name}
+# ... and the two ends of a step along a column.
+_STEP = {"epsilon": "eps {:g} -> {:g}".format, "topology": "{} -> {}".format}
+
+
 def _steps(t: pd.DataFrame, along: str, groups: list[str], order) -> list[Comparison]:
     out = []
     for key, g in t.groupby(groups + ["algorithm"]):
         g = g.sort_values(along, key=order)
+        cell = " ".join(_SHOW[c](v) for c, v in zip(groups + ["algorithm"], key))
         for lo, hi in zip(g.itertuples(), g.iloc[1:].itertuples()):
-            out.append(Comparison(f"{key}: {getattr(lo, along)} -> {getattr(hi, along)}",
-                                  hi.ours_mean - lo.ours_mean, _margin(hi, lo)))
+            step = _STEP[along](getattr(lo, along), getattr(hi, along))
+            out.append(Comparison(f"{cell}: {step}", hi.ours_mean - lo.ours_mean, _margin(hi, lo)))
     return out
 
 
