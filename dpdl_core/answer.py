@@ -83,9 +83,18 @@ def _cell(text) -> str:
     return str(text).replace("|", "/").replace("\n", " ")
 
 
+def _numbered(values: pd.Series) -> str:
+    """One table cell for the values of a claim's settings: the value once when they agree,
+    else each prefixed by its setting's number, ``(1) …; (2) …``."""
+    values = [_cell(v) for v in values]
+    if len(set(values)) == 1:
+        return values[0]
+    return "; ".join(f"({i}) {v}" for i, v in enumerate(values, 1))
+
+
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     """The short block for the README's first screen: a row for each of the papers' own
-    claims that is decided (holds or fails), then one line each naming the claims measured
+    claims that is decided (holds or fails; the settings with one verdict numbered in one row), then one line each naming the claims measured
     but undecided (inside the tolerance plus the seed spread, or read on a run that diverged
     and stopped early), those waiting for runs, and
     those a study leaves out. Our checks and controls, claims that hold by construction, and
@@ -97,9 +106,16 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     decided = own[own["verdict"].isin(["holds", "fails"])]
     waits = own["why"].str.startswith("not judged")
     lines = ["| paper | claim (where; setting) | paper | ours | verdict | why |", "|---|---|---|---|---|---|"]
-    for r in decided.itertuples():
-        lines.append(f"| {r.paper} | {_cell(r.claim)} ({_cell(r.where)}; {_cell(r.setting)}) | {_cell(r.paper_value)} | "
-                     f"{_cell(r.ours)} | {VERDICT_MARK[r.verdict]} | {_cell(r.why)} |")
+    # One row per claim and verdict: a claim decided alike in several settings (the attack's
+    # datasets and channels) numbers them in one row, so the first screen grows with claims,
+    # not with settings.
+    for (paper, _, claim, where, verdict), g in decided.groupby(["paper", "id", "claim", "where", "verdict"],
+                                                                 sort=False):
+        setting, paper_value, ours, why = (_numbered(g[c]) for c in ("setting", "paper_value", "ours", "why"))
+        if len(g) > 1:
+            setting = f"in {len(g)} settings: {setting}"
+        lines.append(f"| {paper} | {_cell(claim)} ({_cell(where)}; {setting}) | {paper_value} | {ours} | "
+                     f"{VERDICT_MARK[verdict]} | {why} |")
 
     def named(frame: pd.DataFrame) -> str:
         return "; ".join(f"{p} {', '.join(dict.fromkeys(g['id']))}" for p, g in frame.groupby("paper", sort=False))

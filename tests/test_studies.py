@@ -661,6 +661,23 @@ def test_the_readme_block_accounts_for_every_claim_of_the_four_papers():
         assert any(f" {r.id}" in line and f"{r.paper} " in line for line in lines), f"{r.paper} {r.id} not in README"
 
 
+def test_the_readme_block_gives_a_claim_decided_alike_in_several_settings_one_numbered_row():
+    """The first screen grows with the claims, not with their settings: two settings where
+    a claim holds make one row numbering both; a setting where it fails keeps its own row."""
+    from dpdl_core.answer import readme_block
+
+    base = {"paper": "dpdl", "id": "attack.metrics", "kind": "paper", "claim": "DP makes inversion worse",
+            "where": "§VI-D", "paper_value": "MSE 1", "tolerance": "t"}
+    rows = pd.DataFrame([{**base, "setting": "mnist CG", "ours": "MSE 2", "verdict": "holds", "why": "3 of 3 hold"},
+                         {**base, "setting": "mnist MM", "ours": "MSE 3", "verdict": "holds", "why": "3 of 3 hold"},
+                         {**base, "setting": "cifar10 CG", "ours": "MSE 4", "verdict": "fails", "why": "0 of 3 hold"}])
+    table = [x for x in readme_block(rows, pd.DataFrame({"paper": ["dpdl"], "stored": [1], "runs": [1]})).splitlines()
+             if x.startswith("| dpdl |")]
+    assert table == ["| dpdl | DP makes inversion worse (§VI-D; in 2 settings: (1) mnist CG; (2) mnist MM) | MSE 1 | "
+                     "(1) MSE 2; (2) MSE 3 | holds | 3 of 3 hold |",
+                     "| dpdl | DP makes inversion worse (§VI-D; cifar10 CG) | MSE 1 | MSE 4 | **fails** | 0 of 3 hold |"]
+
+
 def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
     """The Boston-only sanity band does not apply to the study's California housing: the last
     table gives the study's reason, not "not judged yet" (which would promise a verdict)."""
