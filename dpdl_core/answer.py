@@ -94,10 +94,10 @@ def _numbered(values: pd.Series) -> str:
 
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     """The short block for the README's first screen: a row for each of the papers' own
-    claims that is decided (holds or fails; the settings with one verdict numbered in one row), then one line each naming the claims measured
-    but undecided (inside the tolerance plus the seed spread, or read on a run that diverged
-    and stopped early), those waiting for runs, and
-    those a study leaves out. Our checks and controls, claims that hold by construction, and
+    claims that is decided (holds or fails; the settings with one verdict numbered in one
+    row), then one line each naming the claims measured but undecided (inside the tolerance
+    plus the seed spread, or read on a run that diverged and stopped early), those waiting
+    for runs, and those a study leaves out. Our checks and controls, claims that hold by construction, and
     every row's tolerance are in docs/answer.md."""
     every = paper_claims()
     built = set(zip(every.loc[every["by_construction"], "paper"], every.loc[every["by_construction"], "id"]))
