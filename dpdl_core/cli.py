@@ -184,7 +184,7 @@ def _cmd_plan(args) -> int:
 
 
 def _cmd_study(args) -> int:
-    from .studies import describe_runs, load_study, run_study, study_papers
+    from .studies import describe_runs, finish_line, load_study, run_study, study_papers
 
     papers = args.paper or study_papers()
     studies = sorted((load_study(p) for p in papers), key=lambda s: s.order)
@@ -202,8 +202,7 @@ def _cmd_study(args) -> int:
             raise UserError("--device cuda but torch sees no CUDA GPU here; leave --device out to run on the CPU")
     computed = run_study(studies, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
                          device=args.device, log=lambda line: print(line, flush=True))
-    print(f"[study] {computed} runs computed; every run of {', '.join(papers)} is stored"
-          if args.max_runs is None and not args.key else f"[study] {computed} runs computed")
+    print(finish_line(studies, computed, whole_queue=args.max_runs is None and not args.key))
     return 0
 
 

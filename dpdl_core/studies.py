@@ -37,8 +37,8 @@ from .config import (BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGI
 from .data.acquisition import SubsetDataError
 from .results import ResultStore
 
-__all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "load_study",
-           "run_study", "study_papers", "verify_partials", "verify_store"]
+__all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "finish_line",
+           "load_study", "run_study", "study_papers", "verify_partials", "verify_store"]
 
 STUDY_ROOT_ENV = "DPDL_STUDIES_DIR"
 STUDIES_ROOT = Path(__file__).resolve().parents[1] / "results"
@@ -451,6 +451,22 @@ def run_study(
             f"{time.perf_counter() - t0:.0f} s{' (diverged)' if diverged else ''}; "
             f"{time.perf_counter() - t_start:.0f} s so far")
     return done
+
+
+def finish_line(studies: Iterable[Study], computed: int, root: str | Path | None = None, *,
+                whole_queue: bool = True) -> str:
+    """What `study run` says when it ends: the runs it computed and, when it went through
+    the ``whole_queue`` (no ``--key``, no ``--max-runs``), whether every run is now stored or
+    which ones are not (those another worker held: :func:`run_study` skips them rather than
+    wait)."""
+    studies, runs = list(studies), f"[study] {computed} run{'' if computed == 1 else 's'} computed"
+    if not whole_queue:
+        return runs
+    left = [f"{s.paper}:{r.key}" for s in studies for r in s.ordered() if r.found(s.store(root)) is None]
+    if not left:
+        return f"{runs}; every run of {', '.join(s.paper for s in studies)} is stored"
+    return (f"{runs}; {len(left)} not stored yet, held by another worker: "
+            f"{', '.join(left)} (`python -m dpdl_core study plan` shows how far it got)")
 
 
 def _claimed(store: ResultStore, run_hash: str) -> bool:

@@ -261,8 +261,9 @@ def test_dpdl_table_rules_hold_on_the_papers_tables(key):
         assert "no comparison ran" not in c.evidence and c.condition == "paper"
 
 
-def test_dpdl_step_comparisons_name_their_cell_and_step_in_words():
-    """The evidence a reader sees names the cell and the step, not a Python tuple."""
+def test_dpdl_comparisons_name_their_cell_step_and_rival_in_words():
+    """The evidence a reader sees names the cell, the step and the rival in words, not a Python
+    tuple or a registry name."""
     t = _dpdl_table("tab02_cifar10_accuracy")
     t = t[(t["n_agents"] == 10) & (t["alpha_d"] == 0.25)]
     eps = dpdl_claims.RULES["grows_with_epsilon"](t[(t["algorithm"] == "dpdl") & (t["topology"] == "bipartite")])
@@ -270,6 +271,8 @@ def test_dpdl_step_comparisons_name_their_cell_and_step_in_words():
     assert [c.label for c in eps] == ["a_d=0.25 bipartite N=10 DPDL: eps 2 -> 4",
                                       "a_d=0.25 bipartite N=10 DPDL: eps 4 -> 8"]
     assert [c.label for c in dense] == ["a_d=0.25 N=10 eps=4 DPDL: bipartite -> fully_connected"]
+    best = dpdl_claims.RULES["best"](t[(t["topology"] == "bipartite") & (t["epsilon"] == 4)])
+    assert [c.label for c in best] == ["a_d=0.25 bipartite N=10 eps=4: vs DP-CGA"]
 
 
 def test_widened_dpdl_rules_fail_on_the_papers_numbers(monkeypatch):

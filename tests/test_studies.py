@@ -17,8 +17,8 @@ import pytest
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.data import SubsetDataError
 from dpdl_core.results import ResultStore
-from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, hours_left, load_study, run_study,
-                               study_papers, verify_partials, verify_store)
+from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, finish_line, hours_left, load_study,
+                               run_study, study_papers, verify_partials, verify_store)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
@@ -345,11 +345,21 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
     lines = []
     try:
         assert run_study(st, root=tmp_path, allow_subset=True, max_runs=1, log=lines.append) == 1
+        assert store.has(free.hash) and not store.has(busy.hash) and not store.has(last.hash)
+        # Without --max-runs the worker goes on to the end of the queue, and its last line
+        # names the run it left to the other worker instead of calling the study complete.
+        assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 1
+        assert finish_line([st], 1, root=tmp_path) == (
+            "[study] 1 run computed; 1 not stored yet, held by another worker: toy:busy "
+            "(`python -m dpdl_core study plan` shows how far it got)")
     finally:
         done.set()
         t.join()
-    assert store.has(free.hash) and not store.has(busy.hash) and not store.has(last.hash)
+    assert store.has(last.hash) and not store.has(busy.hash)
     assert "skipped toy:busy" in lines[0] and "another worker has it" in lines[0]
+    assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 1
+    assert finish_line([st], 1, root=tmp_path) == "[study] 1 run computed; every run of toy is stored"
+    assert finish_line([st], 2, root=tmp_path, whole_queue=False) == "[study] 2 runs computed"
 
 
 def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch):

@@ -105,6 +105,18 @@ def _margin(a, b) -> float:
     return margin_from_stats(a.ours_std, a.runs, b.ours_std, b.runs, ACCURACY_TOL)
 
 
+# How a comparison's label shows each table column.
+_SHOW = {"alpha_d": "a_d={:g}".format, "topology": str, "n_agents": "N={}".format, "epsilon": "eps={:g}".format,
+         "algorithm": display_name}
+# ... and the two ends of a step along a column.
+_STEP = {"epsilon": "eps {:g} -> {:g}".format, "topology": "{} -> {}".format}
+
+
+def _cell(columns: list[str], key: tuple) -> str:
+    """A table cell in words, e.g. ``a_d=0.25 bipartite N=10 eps=0.5``."""
+    return " ".join(_SHOW[c](v) for c, v in zip(columns, key))
+
+
 def _best(t: pd.DataFrame) -> list[Comparison]:
     cell = ["alpha_d", "topology", "n_agents", "epsilon"]
     n_alg = t["algorithm"].nunique()
@@ -115,23 +127,16 @@ def _best(t: pd.DataFrame) -> list[Comparison]:
         others = g[g["algorithm"] != "dpdl"]
         top = others.loc[others["ours_mean"].idxmax()]
         ours = g[g["algorithm"] == "dpdl"].iloc[0]
-        out.append(Comparison("a_d={} {} N={} eps={:g}: vs {}".format(*key, top["algorithm"]),
+        out.append(Comparison(f"{_cell(cell, key)}: vs {display_name(top['algorithm'])}",
                               ours["ours_mean"] - top["ours_mean"], _margin(ours, top)))
     return out
-
-
-# How a comparison's label shows each table column.
-_SHOW = {"alpha_d": "a_d={:g}".format, "topology": str, "n_agents": "N={}".format, "epsilon": "eps={:g}".format,
-         "algorithm": display_name}
-# ... and the two ends of a step along a column.
-_STEP = {"epsilon": "eps {:g} -> {:g}".format, "topology": "{} -> {}".format}
 
 
 def _steps(t: pd.DataFrame, along: str, groups: list[str], order) -> list[Comparison]:
     out = []
     for key, g in t.groupby(groups + ["algorithm"]):
         g = g.sort_values(along, key=order)
-        cell = " ".join(_SHOW[c](v) for c, v in zip(groups + ["algorithm"], key))
+        cell = _cell(groups + ["algorithm"], key)
         for lo, hi in zip(g.itertuples(), g.iloc[1:].itertuples()):
             step = _STEP[along](getattr(lo, along), getattr(hi, along))
             out.append(Comparison(f"{cell}: {step}", hi.ours_mean - lo.ours_mean, _margin(hi, lo)))
