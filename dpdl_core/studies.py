@@ -462,7 +462,8 @@ def finish_line(studies: Iterable[Study], computed: int, root: str | Path | None
     studies, runs = list(studies), f"[study] {computed} run{'' if computed == 1 else 's'} computed"
     if not whole_queue:
         return runs
-    left = [f"{s.paper}:{r.key}" for s in studies for r in s.ordered() if r.found(s.store(root)) is None]
+    stores = {s.paper: s.store(root) for s in studies}
+    left = [f"{s.paper}:{r.key}" for s in studies for r in s.ordered() if r.found(stores[s.paper]) is None]
     if not left:
         return f"{runs}; every run of {', '.join(s.paper for s in studies)} is stored"
     return (f"{runs}; {len(left)} not stored yet, held by another worker: "
