@@ -6,7 +6,8 @@ Every module beyond the standard library is imported inside the command that nee
 
 Errors: a user error (bad config, missing data, a folder that cannot be written, an
 unknown name) prints one ``error: ...`` line saying what to do and exits with 2; Ctrl-C
-exits with 130 saying how to resume; anything else prints one line and exits with 1.
+exits with 130 saying how to resume; anything else prints one line and exits with 1, as does a
+`study run` that computed nothing because another worker holds every run left.
 ``--debug`` shows the traceback instead.
 """
 from __future__ import annotations
@@ -184,7 +185,7 @@ def _cmd_plan(args) -> int:
 
 
 def _cmd_study(args) -> int:
-    from .studies import describe_runs, finish_line, load_study, run_study, study_papers
+    from .studies import describe_runs, finish_line, load_study, run_study, runs_left, study_papers
 
     papers = args.paper or study_papers()
     studies = sorted((load_study(p) for p in papers), key=lambda s: s.order)
@@ -202,8 +203,9 @@ def _cmd_study(args) -> int:
             raise UserError("--device cuda but torch sees no CUDA GPU here; leave --device out to run on the CPU")
     computed = run_study(studies, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
                          device=args.device, log=lambda line: print(line, flush=True))
-    print(finish_line(studies, computed, whole_queue=args.max_runs is None and not args.key))
-    return 0
+    left = runs_left(studies) if args.max_runs is None and not args.key else None
+    print(finish_line(studies, computed, left))
+    return 1 if computed == 0 and left else 0  # it did nothing: another worker holds every run left
 
 
 def _cmd_answer(args) -> int:
@@ -397,7 +399,8 @@ def _parser() -> argparse.ArgumentParser:
         help="paper-scale studies: plan (what is stored, what is left) or run (resumable) -> results/<paper>/",
         description="Each paper's study is the smallest set of runs at the paper's own scale that decides its claims "
                     "(dpdl_core/papers/<paper>/study.py). `run` computes what results/<paper>/ lacks, decisive runs "
-                    "first, one at a time; stop it at any moment and run the same command again to resume.")
+                    "first, one at a time; stop it at any moment and run the same command again to resume. A run "
+                    "another worker is computing is skipped; `run` exits 1 when that left it nothing to compute.")
     p.add_argument("action", choices=["plan", "run"])
     p.add_argument("--paper", nargs="*", help="papers (default: every paper with a study)")
     p.add_argument("--key", action="append", help="run only this study key (repeatable; see `study plan`)")
@@ -435,7 +438,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; return its exit code (0 done, 1 failed, 2 user error, 130 interrupted)."""
+    """Run one command; return its exit code (0 done, 1 failed or nothing done, 2 user error, 130
+    interrupted)."""
     args = _parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     try:

@@ -38,7 +38,7 @@ from .data.acquisition import SubsetDataError
 from .results import ResultStore
 
 __all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "finish_line",
-           "load_study", "run_study", "study_papers", "verify_partials", "verify_store"]
+           "load_study", "run_study", "runs_left", "study_papers", "verify_partials", "verify_store"]
 
 STUDY_ROOT_ENV = "DPDL_STUDIES_DIR"
 STUDIES_ROOT = Path(__file__).resolve().parents[1] / "results"
@@ -453,17 +453,21 @@ def run_study(
     return done
 
 
-def finish_line(studies: Iterable[Study], computed: int, root: str | Path | None = None, *,
-                whole_queue: bool = True) -> str:
-    """What `study run` says when it ends: the runs it computed and, when it went through
-    the ``whole_queue`` (no ``--key``, no ``--max-runs``), whether every run is now stored or
-    which ones are not (those another worker held: :func:`run_study` skips them rather than
-    wait)."""
-    studies, runs = list(studies), f"[study] {computed} run{'' if computed == 1 else 's'} computed"
-    if not whole_queue:
-        return runs
+def runs_left(studies: Iterable[Study], root: str | Path | None = None) -> list[str]:
+    """``paper:key`` of every run of ``studies`` not stored yet, in the order they compute."""
+    studies = list(studies)
     stores = {s.paper: s.store(root) for s in studies}
-    left = [f"{s.paper}:{r.key}" for s in studies for r in s.ordered() if r.found(stores[s.paper]) is None]
+    return [f"{s.paper}:{r.key}" for s in studies for r in s.ordered() if r.found(stores[s.paper]) is None]
+
+
+def finish_line(studies: Iterable[Study], computed: int, left: list[str] | None = None) -> str:
+    """What `study run` says when it ends: the runs it computed and, after a pass through the
+    whole queue (``left``: :func:`runs_left` then; None after ``--key`` or ``--max-runs``),
+    whether every run is now stored or which are not (those another worker held:
+    :func:`run_study` skips them rather than wait)."""
+    runs = f"[study] {computed} run{'' if computed == 1 else 's'} computed"
+    if left is None:
+        return runs
     if not left:
         return f"{runs}; every run of {', '.join(s.paper for s in studies)} is stored"
     return (f"{runs}; {len(left)} not stored yet, held by another worker: "

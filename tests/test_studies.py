@@ -18,7 +18,7 @@ from dpdl_core.config import ExperimentConfig
 from dpdl_core.data import SubsetDataError
 from dpdl_core.results import ResultStore
 from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, finish_line, hours_left, load_study,
-                               run_study, study_papers, verify_partials, verify_store)
+                               run_study, runs_left, study_papers, verify_partials, verify_store)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
@@ -349,7 +349,8 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
         # Without --max-runs the worker goes on to the end of the queue, and its last line
         # names the run it left to the other worker instead of calling the study complete.
         assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 1
-        assert finish_line([st], 1, root=tmp_path) == (
+        assert runs_left([st], root=tmp_path) == ["toy:busy"]
+        assert finish_line([st], 1, ["toy:busy"]) == (
             "[study] 1 run computed; 1 not stored yet, held by another worker: toy:busy "
             "(`python -m dpdl_core study plan` shows how far it got)")
     finally:
@@ -358,8 +359,41 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
     assert store.has(last.hash) and not store.has(busy.hash)
     assert "skipped toy:busy" in lines[0] and "another worker has it" in lines[0]
     assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 1
-    assert finish_line([st], 1, root=tmp_path) == "[study] 1 run computed; every run of toy is stored"
-    assert finish_line([st], 2, root=tmp_path, whole_queue=False) == "[study] 2 runs computed"
+    assert runs_left([st], root=tmp_path) == []
+    assert finish_line([st], 1, []) == "[study] 1 run computed; every run of toy is stored"
+    assert finish_line([st], 2) == "[study] 2 runs computed"  # after --key or --max-runs
+
+
+def test_study_run_exits_1_when_another_worker_holds_every_run_left(tmp_path, monkeypatch, capsys):
+    """A worker that computed nothing because another one holds the runs left says so and
+    exits 1 (it did nothing); once the run is stored it says the study is complete, exit 0."""
+    import threading
+
+    from dpdl_core import cli, studies
+
+    monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
+    monkeypatch.setenv("DPDL_STUDIES_DIR", str(tmp_path))
+    busy = StudyRun("busy", "", 0, _tiny(5))
+    st = Study("toy", "toy", (busy,))
+    monkeypatch.setattr(studies, "load_study", lambda paper: st)
+    held, done = threading.Event(), threading.Event()
+
+    def other_worker():
+        with st.store().claim(busy.hash):
+            held.set()
+            done.wait(60)
+
+    t = threading.Thread(target=other_worker)
+    t.start()
+    held.wait(60)
+    try:
+        assert cli.main(["study", "run", "--paper", "toy", "--allow-subset"]) == 1
+    finally:
+        done.set()
+        t.join()
+    assert "0 runs computed; 1 not stored yet, held by another worker: toy:busy" in capsys.readouterr().out
+    assert cli.main(["study", "run", "--paper", "toy", "--allow-subset"]) == 0
+    assert "1 run computed; every run of toy is stored" in capsys.readouterr().out
 
 
 def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch):
