@@ -454,7 +454,8 @@ def run_study(
 
 
 def runs_left(studies: Iterable[Study], root: str | Path | None = None) -> list[str]:
-    """``paper:key`` of every run of ``studies`` not stored yet, in the order they compute."""
+    """``paper:key`` of every run of ``studies`` not stored yet, study by study, each study's
+    runs in priority order."""
     studies = list(studies)
     stores = {s.paper: s.store(root) for s in studies}
     return [f"{s.paper}:{r.key}" for s in studies for r in s.ordered() if r.found(stores[s.paper]) is None]
