@@ -7,7 +7,9 @@ Every module beyond the standard library is imported inside the command that nee
 Errors: a user error (bad config, missing data, a folder that cannot be written, an
 unknown name) prints one ``error: ...`` line saying what to do and exits with 2; Ctrl-C
 exits with 130 saying how to resume; anything else prints one line and exits with 1, as does a
-`study run` that computed nothing because another worker holds every run left.
+`study run` that computed nothing because another worker holds every run left. An argument a
+command does not take shows that command's usage (and ``--paper`` for a bare paper name); a
+reader that stops early (``| head``) ends the command quietly with 141.
 ``--debug`` shows the traceback instead.
 """
 from __future__ import annotations
@@ -125,12 +127,17 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _papers(values: list[str] | None) -> list[str] | None:
+    """The papers of ``--paper``, given with spaces or commas (``dpdl pdsl``, ``dpdl,pdsl``, as
+    `make`'s ``PAPER=``); ``None`` when none is named."""
+    return [p for item in values or [] for p in item.split(",") if p] or None
+
+
 def _cmd_figures(args) -> int:
     from .pipeline import execute_notebooks
     from .progress import format_seconds
 
-    papers = [p for item in args.paper or [] for p in item.split(",") if p]
-    report = execute_notebooks(args.profile, args.kernel, papers=papers or None, only=args.only or None)
+    report = execute_notebooks(args.profile, args.kernel, papers=_papers(args.paper), only=args.only or None)
     total = sum(t for _, t in report.timings)
     print(f"[figures] {len(report.timings)} notebooks, profile {args.profile}, {format_seconds(total)} in total; "
           f"outputs in {report.figures}")
@@ -176,10 +183,10 @@ def _cmd_plan(args) -> int:
     if args.study:
         from .studies import describe_runs, load_study, study_papers
 
-        print("\n\n".join(describe_runs(load_study(p)) for p in args.paper or study_papers()))
+        print("\n\n".join(describe_runs(load_study(p)) for p in _papers(args.paper) or study_papers()))
         return 0
     store = _results_store(args.results, create=False, require=False) if args.results else None
-    plan = make_plan(args.profile, papers=args.paper or None, store=store, benchmark=Benchmark.load(args.benchmark))
+    plan = make_plan(args.profile, papers=_papers(args.paper), store=store, benchmark=Benchmark.load(args.benchmark))
     print(format_plan(plan, executor=args.executor))
     return 0
 
@@ -187,7 +194,7 @@ def _cmd_plan(args) -> int:
 def _cmd_study(args) -> int:
     from .studies import describe_runs, finish_line, load_study, run_study, runs_left, study_papers
 
-    papers = args.paper or study_papers()
+    papers = _papers(args.paper) or study_papers()
     studies = sorted((load_study(p) for p in papers), key=lambda s: s.order)
     if args.action == "plan":
         print("\n\n".join(describe_runs(s) for s in studies))
@@ -384,7 +391,7 @@ def _parser() -> argparse.ArgumentParser:
                     "the results store holds, and an estimate of their CPU-hours scaled from the engine benchmark "
                     "(benchmarks/results.json, else the table in docs/benchmarks.md).")
     p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
-    p.add_argument("--paper", nargs="*", help="papers to plan (default: all), e.g. dpdl pdsl")
+    p.add_argument("--paper", nargs="*", help="papers to plan (default: all), e.g. dpdl pdsl or dpdl,pdsl")
     p.add_argument("--executor", choices=["local", "ray"], default=os.environ.get("DPDL_EXECUTOR", "local"),
                    help="how the sweep would run: local worker processes or a Ray cluster ($RAY_ADDRESS) "
                         "(default $DPDL_EXECUTOR or local)")
@@ -402,7 +409,7 @@ def _parser() -> argparse.ArgumentParser:
                     "first, one at a time; stop it at any moment and run the same command again to resume. A run "
                     "another worker is computing is skipped; `run` exits 1 when that left it nothing to compute.")
     p.add_argument("action", choices=["plan", "run"])
-    p.add_argument("--paper", nargs="*", help="papers (default: every paper with a study)")
+    p.add_argument("--paper", nargs="*", help="papers (default: every paper with a study), e.g. dpdl pdsl or dpdl,pdsl")
     p.add_argument("--key", action="append", help="run only this study key (repeatable; see `study plan`)")
     p.add_argument("--max-runs", type=int, help="stop after computing this many runs")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: leaves a core free)")
@@ -434,13 +441,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["csv", "parquet"], default="csv", help="export format (default csv)")
     p.add_argument("--out", type=Path, help="export file (default: CSV on stdout)")
     p.set_defaults(func=_cmd_results)
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
     return parser
+
+
+def _reject_extra(args: argparse.Namespace, extra: list[str]) -> None:
+    """Exit 2 on arguments the command does not take, showing that command's usage (not the
+    top level's) and, for a bare paper name, the option that takes it."""
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    if hasattr(args, "paper"):
+        from .papers import PAPERS
+
+        named = [token for token in extra if token and set(token.split(",")) <= set(PAPERS)]
+        if named:
+            message += f"; papers are named with --paper, e.g. --paper {' '.join(named)}"
+    args.command_parser.error(message)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit code (0 done, 1 failed or nothing done, 2 user error, 130
-    interrupted)."""
-    args = _parser().parse_args(argv)
+    interrupted, 141 its output's reader closed early)."""
+    args, extra = _parser().parse_known_args(argv)
+    if extra:
+        _reject_extra(args, extra)
     debug = getattr(args, "debug", False)
     try:
         return args.func(args)
@@ -450,6 +474,13 @@ def main(argv: list[str] | None = None) -> int:
         message = str(exc) or "interrupted; run the same command again to resume from the last checkpoint"
         print(f"\n{message}", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        if debug:
+            raise
+        # The reader stopped early (`... | head`): not an error. Point stdout at /dev/null so
+        # the interpreter's final flush does not fail too, and exit as a SIGPIPE-killed tool.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if debug:
             raise

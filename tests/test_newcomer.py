@@ -111,6 +111,30 @@ def test_a_bad_field_is_one_line_and_debug_shows_the_traceback():
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 
+def test_a_stray_argument_shows_its_commands_usage_and_a_bare_paper_name_its_option():
+    proc = cli("study", "plan", "pdsl")
+    assert_clean_error(proc, "usage: python -m dpdl_core study", "unrecognized arguments: pdsl",
+                       "papers are named with --paper, e.g. --paper pdsl")
+    proc = cli("answer", "pdsl")  # `answer` takes no papers: no hint
+    assert_clean_error(proc, "usage: python -m dpdl_core answer", "unrecognized arguments: pdsl")
+    assert "--paper" not in proc.stderr
+
+
+def test_paper_lists_take_commas_like_make():
+    spaced, commas = cli("study", "plan", "--paper", "straggler", "leasgd"), cli("study", "plan", "--paper",
+                                                                                 "straggler,leasgd")
+    assert spaced.returncode == commas.returncode == 0, commas.stderr
+    assert commas.stdout == spaced.stdout and "straggler" in commas.stdout and "leasgd" in commas.stdout
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    proc = subprocess.Popen([sys.executable, "-m", "dpdl_core", "list", "fields"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "DPDL_PROGRESS": "0"})
+    proc.stdout.close()  # as `| head` does, before the command writes
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141 and err == "", err
+
+
 def test_results_folder_that_is_a_file_or_read_only(tmp_path):
     afile = tmp_path / "results.txt"
     afile.write_text("not a folder")
