@@ -197,12 +197,15 @@ def _cmd_study(args) -> int:
     papers = _papers(args.paper) or study_papers()
     studies = sorted((load_study(p) for p in papers), key=lambda s: s.order)
     if args.action == "plan":
+        given = [f"--{name.replace('_', '-')}" for name in _STUDY_RUN_ONLY if getattr(args, name) not in (None, False)]
+        if given:
+            raise UserError(f"{', '.join(given)} only apply to `study run`; `study plan` lists every run of the "
+                            f"papers named with --paper")
         print("\n\n".join(describe_runs(s) for s in studies))
         return 0
-    if args.threads:
-        import torch
+    import torch
 
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads or 1)
     if args.device == "cuda":
         import torch
 
@@ -210,8 +213,8 @@ def _cmd_study(args) -> int:
             raise UserError("--device cuda but torch sees no CUDA GPU here; leave --device out to run on the CPU")
     computed = run_study(studies, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,
                          device=args.device, log=lambda line: print(line, flush=True))
-    left = runs_left(studies) if args.max_runs is None and not args.key else None
-    print(finish_line(studies, computed, left))
+    left = runs_left(studies, keys=args.key)
+    print(finish_line(studies, computed, left, keys=args.key, max_runs=args.max_runs))
     return 1 if computed == 0 and left else 0  # it did nothing: another worker holds every run left
 
 
@@ -340,6 +343,21 @@ def _cmd_results(args) -> int:
     return 0
 
 
+# The `study` options that only `study run` reads.
+_STUDY_RUN_ONLY = ("key", "max_runs", "threads", "device", "allow_subset")
+
+
+def _positive_int(text: str) -> int:
+    """An argument that must be a whole number of at least 1 (argparse says which one is not)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     debug = argparse.ArgumentParser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -411,8 +429,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["plan", "run"])
     p.add_argument("--paper", nargs="*", help="papers (default: every paper with a study), e.g. dpdl pdsl or dpdl,pdsl")
     p.add_argument("--key", action="append", help="run only this study key (repeatable; see `study plan`)")
-    p.add_argument("--max-runs", type=int, help="stop after computing this many runs")
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: leaves a core free)")
+    p.add_argument("--max-runs", type=_positive_int, help="stop after computing this many runs")
+    p.add_argument("--threads", type=_positive_int, help="torch threads (default 1: leaves a core free)")
     p.add_argument("--device", choices=["cuda"], help="run the training runs on the GPU (stored under their GPU "
                    "twin's config; CI replays them on the CPU to a tolerance)")
     p.add_argument("--allow-subset", action="store_true",

@@ -413,14 +413,7 @@ def run_study(
     stores = {s.paper: s.store(root) for s in studies}
     order = {s.paper: i for i, s in enumerate(studies)}
     runs = sorted(((s, r) for s in studies for r in s.runs), key=lambda sr: (sr[1].priority, order[sr[0].paper]))
-    if keys is not None:
-        wanted = set(keys)
-        names = {f"{s.paper}:{r.key}" for s, r in runs} | ({r.key for _, r in runs} if len(studies) == 1 else set())
-        unknown = sorted(wanted - names)
-        if unknown:
-            raise ConfigError(f"keys: {unknown} are not runs of the studies {sorted(stores)}; "
-                              "`python -m dpdl_core study plan` lists them")
-        runs = [(s, r) for s, r in runs if r.key in wanted or f"{s.paper}:{r.key}" in wanted]
+    runs = _named(studies, runs, keys)
     todo = [(s, r) for s, r in runs if r.found(stores[s.paper]) is None]
     check_full_data([r for _, r in todo[:max_runs]], allow_subset)
     done, t_start = 0, time.perf_counter()
@@ -453,24 +446,48 @@ def run_study(
     return done
 
 
-def runs_left(studies: Iterable[Study], root: str | Path | None = None) -> list[str]:
-    """``paper:key`` of every run of ``studies`` not stored yet, study by study, each study's
-    runs in priority order."""
+def _named(studies: list[Study], runs: list[tuple[Study, StudyRun]],
+           keys: Iterable[str] | None) -> list[tuple[Study, StudyRun]]:
+    """The pairs of ``runs`` that ``keys`` names (``paper:key`` or, for one study, ``key``;
+    None: all of them).
+
+    Raises
+    ------
+    ConfigError
+        Naming the keys that are no run of ``studies``.
+    """
+    if keys is None:
+        return runs
+    wanted = set(keys)
+    names = {f"{s.paper}:{r.key}" for s, r in runs} | ({r.key for _, r in runs} if len(studies) == 1 else set())
+    unknown = sorted(wanted - names)
+    if unknown:
+        raise ConfigError(f"keys: {unknown} are not runs of the studies {sorted(s.paper for s in studies)}; "
+                          "`python -m dpdl_core study plan` lists them")
+    return [(s, r) for s, r in runs if r.key in wanted or f"{s.paper}:{r.key}" in wanted]
+
+
+def runs_left(studies: Iterable[Study], root: str | Path | None = None, keys: Iterable[str] | None = None) -> list[str]:
+    """``paper:key`` of every run of ``studies`` (or of those ``keys`` names, as in
+    :func:`run_study`) not stored yet, study by study, each study's runs in priority order."""
     studies = list(studies)
     stores = {s.paper: s.store(root) for s in studies}
-    return [f"{s.paper}:{r.key}" for s in studies for r in s.ordered() if r.found(stores[s.paper]) is None]
+    runs = _named(studies, [(s, r) for s in studies for r in s.ordered()], keys)
+    return [f"{s.paper}:{r.key}" for s, r in runs if r.found(stores[s.paper]) is None]
 
 
-def finish_line(studies: Iterable[Study], computed: int, left: list[str] | None = None) -> str:
-    """What `study run` says when it ends: the runs it computed and, after a pass through the
-    whole queue (``left``: :func:`runs_left` then; None after ``--key`` or ``--max-runs``),
-    whether every run is now stored or which are not (those another worker held:
-    :func:`run_study` skips them rather than wait)."""
+def finish_line(studies: Iterable[Study], computed: int, left: list[str], *, keys: Iterable[str] | None = None,
+                max_runs: int | None = None) -> str:
+    """What `study run` says when it ends: the runs it computed and then, with ``left`` from
+    :func:`runs_left` (same ``keys``): how many are left when it stopped at ``max_runs``, else
+    (it went through the whole queue) that every run is now stored, or which are not (those
+    another worker held: :func:`run_study` skips them rather than wait)."""
     runs = f"[study] {computed} run{'' if computed == 1 else 's'} computed"
-    if left is None:
-        return runs
+    if max_runs is not None and computed >= max_runs:
+        return f"{runs} (--max-runs {max_runs}); {len(left)} not stored yet: the same command goes on"
     if not left:
-        return f"{runs}; every run of {', '.join(s.paper for s in studies)} is stored"
+        named = "named by --key" if keys else f"of {', '.join(s.paper for s in studies)}"
+        return f"{runs}; every run {named} is stored"
     return (f"{runs}; {len(left)} not stored yet, held by another worker: "
             f"{', '.join(left)} (`python -m dpdl_core study plan` shows how far it got)")
 

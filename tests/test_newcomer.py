@@ -120,6 +120,13 @@ def test_a_stray_argument_shows_its_commands_usage_and_a_bare_paper_name_its_opt
     assert "--paper" not in proc.stderr
 
 
+def test_study_options_are_checked_before_any_work():
+    assert_clean_error(cli("study", "plan", "--key", "x", "--threads", "2"), "--key, --threads only apply to `study run`")
+    for option, value in (("--max-runs", "0"), ("--threads", "-2"), ("--max-runs", "two")):
+        assert_clean_error(cli("study", "run", option, value), f"argument {option}: must be a whole number of at "
+                           f"least 1, got '{value}'")
+
+
 def test_paper_lists_take_commas_like_make():
     spaced, commas = cli("study", "plan", "--paper", "straggler", "leasgd"), cli("study", "plan", "--paper",
                                                                                  "straggler,leasgd")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdl_core.config import ExperimentConfig
+from dpdl_core.config import ConfigError, ExperimentConfig
 from dpdl_core.data import SubsetDataError
 from dpdl_core.results import ResultStore
 from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, finish_line, hours_left, load_study,
@@ -361,7 +361,12 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
     assert run_study(st, root=tmp_path, allow_subset=True, log=lines.append) == 1
     assert runs_left([st], root=tmp_path) == []
     assert finish_line([st], 1, []) == "[study] 1 run computed; every run of toy is stored"
-    assert finish_line([st], 2) == "[study] 2 runs computed"  # after --key or --max-runs
+    assert finish_line([st], 1, [], keys=["busy"]) == "[study] 1 run computed; every run named by --key is stored"
+    assert finish_line([st], 2, ["toy:last"], max_runs=2) == (
+        "[study] 2 runs computed (--max-runs 2); 1 not stored yet: the same command goes on")
+    assert runs_left([st], root=tmp_path, keys=["busy"]) == [] and run_study(st, root=tmp_path, keys=["busy"]) == 0
+    with pytest.raises(ConfigError, match=r"keys: \['nope'\] are not runs of the studies \['toy'\]"):
+        runs_left([st], root=tmp_path, keys=["nope"])
 
 
 def test_study_run_exits_1_when_another_worker_holds_every_run_left(tmp_path, monkeypatch, capsys):
@@ -388,10 +393,14 @@ def test_study_run_exits_1_when_another_worker_holds_every_run_left(tmp_path, mo
     held.wait(60)
     try:
         assert cli.main(["study", "run", "--paper", "toy", "--allow-subset"]) == 1
+        assert "0 runs computed; 1 not stored yet, held by another worker: toy:busy" in capsys.readouterr().out
+        # Naming the held run, or capping the runs, does not hide that nothing was done.
+        for extra in (["--key", "busy"], ["--max-runs", "1"]):
+            assert cli.main(["study", "run", "--paper", "toy", "--allow-subset", *extra]) == 1
+            assert "0 runs computed; 1 not stored yet, held by another worker" in capsys.readouterr().out
     finally:
         done.set()
         t.join()
-    assert "0 runs computed; 1 not stored yet, held by another worker: toy:busy" in capsys.readouterr().out
     assert cli.main(["study", "run", "--paper", "toy", "--allow-subset"]) == 0
     assert "1 run computed; every run of toy is stored" in capsys.readouterr().out
 
