@@ -207,8 +207,6 @@ def _cmd_study(args) -> int:
 
     torch.set_num_threads(args.threads or 1)
     if args.device == "cuda":
-        import torch
-
         if not torch.cuda.is_available():
             raise UserError("--device cuda but torch sees no CUDA GPU here; leave --device out to run on the CPU")
     computed = run_study(studies, allow_subset=args.allow_subset, keys=args.key or None, max_runs=args.max_runs,

@@ -479,15 +479,15 @@ def runs_left(studies: Iterable[Study], root: str | Path | None = None, keys: It
 def finish_line(studies: Iterable[Study], computed: int, left: list[str], *, keys: Iterable[str] | None = None,
                 max_runs: int | None = None) -> str:
     """What `study run` says when it ends: the runs it computed and then, with ``left`` from
-    :func:`runs_left` (same ``keys``): how many are left when it stopped at ``max_runs``, else
-    (it went through the whole queue) that every run is now stored, or which are not (those
-    another worker held: :func:`run_study` skips them rather than wait)."""
+    :func:`runs_left` (same ``keys``): that every run is now stored, or how many are left when
+    it stopped at ``max_runs``, or else (it went through the whole queue) which runs another
+    worker held (:func:`run_study` skips them rather than wait)."""
     runs = f"[study] {computed} run{'' if computed == 1 else 's'} computed"
-    if max_runs is not None and computed >= max_runs:
-        return f"{runs} (--max-runs {max_runs}); {len(left)} not stored yet: the same command goes on"
     if not left:
         named = "named by --key" if keys else f"of {', '.join(s.paper for s in studies)}"
         return f"{runs}; every run {named} is stored"
+    if max_runs is not None and computed >= max_runs:
+        return f"{runs} (--max-runs {max_runs}); {len(left)} not stored yet: the same command goes on"
     return (f"{runs}; {len(left)} not stored yet, held by another worker: "
             f"{', '.join(left)} (`python -m dpdl_core study plan` shows how far it got)")
 

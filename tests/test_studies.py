@@ -364,6 +364,7 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
     assert finish_line([st], 1, [], keys=["busy"]) == "[study] 1 run computed; every run named by --key is stored"
     assert finish_line([st], 2, ["toy:last"], max_runs=2) == (
         "[study] 2 runs computed (--max-runs 2); 1 not stored yet: the same command goes on")
+    assert finish_line([st], 1, [], max_runs=1) == "[study] 1 run computed; every run of toy is stored"
     assert runs_left([st], root=tmp_path, keys=["busy"]) == [] and run_study(st, root=tmp_path, keys=["busy"]) == 0
     with pytest.raises(ConfigError, match=r"keys: \['nope'\] are not runs of the studies \['toy'\]"):
         runs_left([st], root=tmp_path, keys=["nope"])
