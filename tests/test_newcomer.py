@@ -479,3 +479,13 @@ def test_the_readme_quick_commands_run_as_written():
         proc = subprocess.run(command, shell=True, capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
         assert proc.returncode == 0, (command, proc.stderr[-1000:])
         assert "Traceback" not in proc.stderr
+
+
+def test_the_design_map_names_every_module_of_the_core():
+    """docs/design.md's map is where a newcomer learns what each module holds: a module added
+    without a line there fails here."""
+    design = (ROOT / "docs" / "design.md").read_text()
+    mapped = set(re.findall(r"[\w/]+\.py", design.split("## The map", 1)[1].split("\n## ", 1)[0]))
+    core = {p.name for p in (ROOT / "dpdl_core").rglob("*.py")
+            if "papers" not in p.parts and p.name not in ("__init__.py", "__main__.py")}
+    assert core - mapped == set()
