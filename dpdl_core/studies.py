@@ -237,20 +237,22 @@ class Study:
     def status(self, store: ResultStore | None = None) -> pd.DataFrame:
         """One row per run: key, hash, ``kind`` (``training`` or ``job``: only training runs
         have a row in :meth:`finals`), priority, stored, estimated and measured seconds, the
-        ``device`` a stored run was made on, and ``partial``: how far an unfinished run's
-        checkpoint got (``round t/T``, ``partial work`` for a job), else empty."""
+        ``device`` a stored run was made on, ``partial``: how far an unfinished run's
+        checkpoint got (``round t/T``, ``partial work`` for a job), else empty, and ``done``:
+        the share of its rounds a CPU worker resumes past (0 without such a checkpoint)."""
         store = store or self.store()
         rows = []
         for r in self.ordered():
             h = r.found(store)
             meta = store.read_header(h)["meta"] if h else {}
+            partial, done = ("", 0.0) if h else _progress(r, store)
             rows.append({"key": r.key, "hash": h or r.hash,
                          "kind": "training" if isinstance(r.work, ExperimentConfig) else "job",
                          "priority": r.priority, "stored": h is not None,
                          "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
                          "device": meta.get("device", "cpu") if h else None, "machine": meta.get("machine"),
                          "purpose": r.purpose,
-                         "partial": "" if h else _progress(r, store)})
+                         "partial": partial, "done": done})
         return pd.DataFrame(rows)
 
     def finals(self, store: ResultStore | None = None) -> pd.DataFrame:
@@ -278,23 +280,26 @@ class Study:
 
 
 
-def _progress(run: StudyRun, store: ResultStore) -> str:
+def _progress(run: StudyRun, store: ResultStore) -> tuple[str, float]:
     """How far an unfinished run's checkpoint got (``round t/T``, saying so where a GPU twin's
     is, which only a GPU resumes), ``partial work`` for a job's folder, ``unusable checkpoint``
-    for one the run would set aside, or ""."""
+    for one the run would set aside, or ""; and the share t/T of the rounds a CPU worker
+    resumes past (0 for all but a CPU-resumable training checkpoint)."""
     from .runner import read_checkpoint
 
     path = run.partial(store)
     if path is None:
-        return ""
+        return "", 0.0
     if path.is_dir():
-        return "partial work"
+        return "partial work", 0.0
     h = path.name.split(".")[0]
     saved, _ = read_checkpoint(path, h)
     if saved is None:
-        return "unusable checkpoint"
-    on_gpu = any(w.hash == h and str(getattr(w, "device", "")).startswith("cuda") for w in run.twins())
-    return f"round {saved['round']}/{run.work.rounds}" + (" on a GPU: a GPU resumes it" if on_gpu else "")
+        return "unusable checkpoint", 0.0
+    text = f"round {saved['round']}/{run.work.rounds}"
+    if any(w.hash == h and str(getattr(w, "device", "")).startswith("cuda") for w in run.twins()):
+        return f"{text} on a GPU: a GPU resumes it", 0.0
+    return text, saved["round"] / run.work.rounds
 
 
 def verify_partials(study: Study, store: ResultStore | None = None) -> int:
@@ -535,12 +540,14 @@ def _compute_job(job: Job, store: ResultStore) -> None:
 
 
 def hours_left(status: pd.DataFrame) -> tuple[float, float | None]:
-    """The estimated core-hours of the runs not stored (``status``: :meth:`Study.status`), and
-    the same at the pace measured so far: scaled by the CPU-made stored runs' measured over
+    """The estimated core-hours of the runs not stored (``status``: :meth:`Study.status`; a run
+    resumed from a checkpoint counts its rounds still to go, ``done``), and the same at the
+    pace measured so far: scaled by the CPU-made stored runs' measured over
     estimated seconds (None before any such run with a wall time is stored). The pace carries
     whatever the stored runs shared their machine with, which the estimates (idle core) do not;
     runs made on a GPU (``device`` cuda) say nothing of a core's pace and are left out."""
-    left = status.loc[~status["stored"], "estimate_s"].sum() / 3600
+    to_go = status["estimate_s"] * (1 - status["done"]) if "done" in status else status["estimate_s"]
+    left = to_go[~status["stored"]].sum() / 3600
     on_cpu = ~status["device"].fillna("cpu").astype(str).str.startswith("cuda") if "device" in status else True
     timed = status[status["stored"] & on_cpu & status["wall_s"].notna() & (status["estimate_s"] > 0)]
     if timed.empty:
@@ -561,7 +568,8 @@ def describe_runs(study: Study, store: ResultStore | None = None) -> str:
     for row in st.itertuples():
         took = f"{row.wall_s / 60:6.1f} min" if row.stored and row.wall_s else f"~{row.estimate_s / 60:5.0f} min"
         took += " (GPU)" if row.stored and str(row.device).startswith("cuda") else ""
-        resumes = f" (checkpoint: {row.partial})" if row.partial else ""
+        to_go = f", ~{row.estimate_s * (1 - row.done) / 60:.0f} min to go" if row.done else ""
+        resumes = f" (checkpoint: {row.partial}{to_go})" if row.partial else ""
         lines.append(f"  {'x' if row.stored else ' '} p{row.priority} {row.key:<58} {row.hash} {took}{resumes}")
     return "\n".join(lines)
 

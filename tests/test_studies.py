@@ -17,8 +17,8 @@ import pytest
 from dpdl_core.config import ConfigError, ExperimentConfig
 from dpdl_core.data import SubsetDataError
 from dpdl_core.results import ResultStore
-from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, finish_line, hours_left, load_study,
-                               run_study, runs_left, study_papers, verify_partials, verify_store)
+from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, describe_runs, finish_line, hours_left,
+                               load_study, run_study, runs_left, study_papers, verify_partials, verify_store)
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
@@ -117,7 +117,7 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
     from dpdl_core.runner import run
 
     a, b, c = (_tiny(seed, checkpoint_every=1) for seed in range(3))
-    st = Study("toy", "toy", (StudyRun("a", "", 0, a), StudyRun("b", "", 0, b), StudyRun("c", "", 0, c)))
+    st = Study("toy", "toy", tuple(StudyRun(k, "", 0, cfg, 3600.0) for k, cfg in zip("abc", (a, b, c))))
     store = ResultStore(tmp_path)
     run(a, store=store, progress=False)
     _die_in_round_2(monkeypatch)
@@ -128,6 +128,16 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
     ckpt.with_name(ckpt.name + ".refused").write_bytes(b"set aside earlier: not checked")
     assert verify_partials(st, store) == 1
     assert st.status(store).set_index("key")["partial"].to_dict() == {"a": "", "b": "round 1/2", "c": ""}
+    assert st.status(store).set_index("key")["done"].to_dict() == {"a": 0.0, "b": 0.5, "c": 0.0}  # hours_left reads it
+    assert re.search(r" b .*\(checkpoint: round 1/2, ~\d+ min to go\)", describe_runs(st, store))
+    # `study plan` counts b's round to go; answer.md, committed, counts whole runs, so that
+    # committing a checkpoint leaves it as it was.
+    assert hours_left(st.status(store))[0] == pytest.approx(1.5)
+    from dpdl_core.answer import study_progress
+
+    with monkeypatch.context() as m:
+        m.setattr(Study, "store", lambda self, root=None: store)
+        assert study_progress(st)["hours_left"] == pytest.approx(2.0)
     wrong = {a.hash: "is stored", "0" * 16: "no run of the toy study", c.hash: f"written for run {b.hash}"}
     for h, message in wrong.items():
         shutil.copy(ckpt, store.checkpoint_path(h))
@@ -177,6 +187,7 @@ def test_a_gpu_twins_checkpoint_is_read_here_left_to_a_gpu_and_dropped_once_the_
     assert problem is None and payload["round"] == 1
     assert verify_partials(st, store) == 1
     assert st.status(store)["partial"].tolist() == ["round 1/2 on a GPU: a GPU resumes it"]
+    assert st.status(store)["done"].tolist() == [0.0]  # a CPU worker starts it afresh
     assert r.to_compute(store).hash == cfg.hash and r.to_compute(store, "cuda").hash == gpu.hash
     assert run_study(st, root=tmp_path, allow_subset=True, log=lambda line: None) == 1
     assert store.has(cfg.hash) and not path.exists()
@@ -994,6 +1005,8 @@ def test_hours_left_scales_the_estimate_by_the_measured_pace():
     left, paced = hours_left(st)
     assert left == pytest.approx(3.0) and paced == pytest.approx(6.0)  # the stored runs took twice their estimate
     assert hours_left(st.assign(stored=False)) == (pytest.approx(3.5), None)  # nothing measured yet: no pace
+    # A run resumed from its checkpoint at half its rounds counts the half still to go.
+    assert hours_left(st.assign(done=[0.0, 0.0, 0.5, 0.0])) == (pytest.approx(2.5), pytest.approx(5.0))
     # A run made on a GPU says nothing of a core's pace.
     gpu = pd.concat([st.assign(device="cpu"), pd.DataFrame({"stored": [True], "estimate_s": [6000.0],
                                                             "wall_s": [60.0], "device": ["cuda"]})])
