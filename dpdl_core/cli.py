@@ -275,13 +275,24 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _find_hash(store, prefix: str) -> str:
-    """The stored run whose hash starts with ``prefix`` (exactly one)."""
+def _find_hash(store, prefix: str, results: str | None) -> str:
+    """The stored run whose hash starts with ``prefix`` (exactly one); else an error saying
+    how many match, or that the run is not finished (its checkpoint), and how to list them
+    (``results``: the ``--results`` given, kept in that hint)."""
     found = [h for h in store.hashes() if h.startswith(prefix)]
-    if len(found) != 1:
-        what = "no stored run" if not found else f"{len(found)} stored runs ({', '.join(found[:5])})"
-        raise UserError(f"{what} in {store.root} match {prefix!r}; `python -m dpdl_core results list` shows the hashes")
-    return found[0]
+    if len(found) == 1:
+        return found[0]
+    unfinished = sorted(p.stem for p in store.checkpoint_dir.glob("*.pt") if p.stem.startswith(prefix))
+    if not found and unfinished:
+        from .runner import read_checkpoint
+
+        saved, problem = read_checkpoint(store.checkpoint_path(unfinished[0]), unfinished[0])
+        state = f"has rounds 1-{saved['round']}" if saved else f"cannot be resumed ({problem})"
+        raise UserError(f"run {unfinished[0]} is not finished: its checkpoint in {store.checkpoint_dir} {state}; "
+                        "the command that started the run resumes it (a study's: `python -m dpdl_core study run`)")
+    what = "no stored run" if not found else f"{len(found)} stored runs ({', '.join(found[:5])})"
+    listing = "python -m dpdl_core results list" + (f" --results {results}" if results else "")
+    raise UserError(f"{what} in {store.root} match {prefix!r}; `{listing}` shows the hashes")
 
 
 def _final_metrics(history) -> dict:
@@ -308,7 +319,7 @@ def _cmd_results(args) -> int:
     if args.action == "show":
         if not args.hash:
             raise UserError("results show needs a hash (or its first characters): python -m dpdl_core results show HASH")
-        h = _find_hash(store, args.hash)
+        h = _find_hash(store, args.hash, args.results)
         header, history = store.load_run(h)
         _print_json({"hash": h, "file": str(store.path(h)), "config": header["config"],
                      "final": _final_metrics(history), "meta": header["meta"]})

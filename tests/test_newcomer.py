@@ -383,7 +383,22 @@ def test_results_list_show_export(stored, tmp_path):
 def test_results_of_an_empty_store_or_an_unknown_hash(stored, tmp_path):
     (tmp_path / "empty").mkdir()
     assert_clean_error(cli("results", "list", "--results", str(tmp_path / "empty")), "no runs are stored")
-    assert_clean_error(cli("results", "show", "ffffffff", "--results", str(stored[0])), "no stored run")
+    assert_clean_error(cli("results", "show", "ffffffff", "--results", str(stored[0])), "no stored run",
+                       f"`python -m dpdl_core results list --results {stored[0]}` shows the hashes")
+
+
+def test_results_show_of_an_unfinished_run_says_how_far_its_checkpoint_got(stored):
+    import torch
+
+    from dpdl_core import __version__
+    from dpdl_core.results import ResultStore
+
+    store, run_hash = ResultStore(stored[0]), "abcdef0123456789"
+    store.checkpoint_dir.mkdir()
+    torch.save({"version": __version__, "config_hash": run_hash, "rng_device": "cpu", "round": 60},
+               store.checkpoint_path(run_hash))
+    assert_clean_error(cli("results", "show", "abcdef", "--results", str(stored[0])),
+                       f"run {run_hash} is not finished", "has rounds 1-60", "python -m dpdl_core study run")
 
 
 # -- figures per profile, failures short and stale outputs set aside ----------------------
