@@ -72,5 +72,5 @@ clean: ## Remove executed notebooks, smoke results and caches (keeps data/ and t
 	rm -rf build .pytest_cache
 	find . -name __pycache__ -prune -exec rm -rf {} +
 
-distclean: clean ## Also remove the venv, stored results and generated figures
+distclean: clean ## Also remove the venv, your runs in data/results and generated figures (the committed results/<paper>/ stay)
 	rm -rf $(VENV) data/results figures/smoke figures/cpu figures/paper
