@@ -11,6 +11,16 @@ if not os.environ.get("DPDL_DATA_MIRROR") and (_SHARED / "mnist.npz").exists():
     os.environ["DPDL_DATA_MIRROR"] = str(_SHARED)
 os.environ.setdefault("DPDL_PROGRESS", "0")
 torch.set_num_threads(min(2, torch.get_num_threads()))
+SESSION_THREADS = torch.get_num_threads()
+
+
+@pytest.fixture(autouse=True)
+def _session_threads():
+    """Every test starts with the session's torch threads: a command run in this process
+    (`study run` sets one thread) would otherwise change the float bits of every test after
+    it, and the platform pins were made at this count."""
+    yield
+    torch.set_num_threads(SESSION_THREADS)
 
 
 @pytest.fixture(scope="session")

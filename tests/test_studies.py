@@ -417,6 +417,15 @@ def test_study_run_exits_1_when_another_worker_holds_every_run_left(tmp_path, mo
     assert "1 run computed; every run of toy is stored" in capsys.readouterr().out
 
 
+def test_the_in_process_study_runs_above_left_the_sessions_thread_count():
+    # `study run` sets one torch thread in its process; conftest restores the session's count
+    # after each test, or every later test's bits would differ from its platform pin.
+    import torch
+    from conftest import SESSION_THREADS
+
+    assert torch.get_num_threads() == SESSION_THREADS
+
+
 def test_run_study_computes_in_priority_order_and_resumes(tmp_path, monkeypatch):
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     late, early = StudyRun("late", "", 5, _tiny(1)), StudyRun("early", "", 0, _tiny(2))
