@@ -17,7 +17,7 @@ ifneq ($(strip $(DATA_MIRROR)),)
 export DPDL_DATA_MIRROR := $(abspath $(DATA_MIRROR))
 endif
 
-.PHONY: help setup test pytest nbval figures studies notebooks bench report clean distclean
+.PHONY: help setup test pytest nbval figures studies bench report clean distclean
 
 help: ## List the targets
 	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folders of notebooks/, e.g. dpdl,pdsl> (default all), DATA_MIRROR=DIR"
@@ -50,7 +50,7 @@ figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with pa
 # ../shared/data_full where it exists, else torchvision's download into the data cache.
 STUDY_MIRROR := $(if $(strip $(DATA_MIRROR)),$(abspath $(DATA_MIRROR)),$(abspath $(wildcard ../shared/data_full)))
 
-studies: $(STAMP) ## Paper-scale studies of PAPER (default all; hours, resumable, one core, decisive runs first) -> results/<paper>/
+studies: $(STAMP) ## Paper-scale studies of PAPER (default all; hours, resumable, one core, decisive runs first) -> results/<paper>/, then rewrites the README's answer table and docs/answer.md
 	$(if $(STUDY_MIRROR),DPDL_DATA_MIRROR=$(STUDY_MIRROR)) nice -n 10 $(PY) -m dpdl_core study run $(if $(PAPERS),--paper $(PAPERS))
 	$(PY) -m dpdl_core answer
 

@@ -8,8 +8,10 @@ Errors: a user error (bad config, missing data, a folder that cannot be written,
 unknown name) prints one ``error: ...`` line saying what to do and exits with 2; Ctrl-C
 exits with 130 saying how to resume; anything else prints one line and exits with 1, as does a
 `study run` that computed nothing because another worker holds every run left. An argument a
-command does not take shows that command's usage (and ``--paper`` for a bare paper name); a
-reader that stops early (``| head``) ends the command quietly with 141.
+command does not take shows that command's usage (and ``--paper`` for a bare paper name), an
+option it does not read is refused, and an empty name or path (an unset shell variable) is an
+error rather than "the default"; a reader that stops early (``| head``) ends the command quietly
+with 141.
 ``--debug`` shows the traceback instead.
 """
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 __all__ = ["UserError", "main"]
 
 PROFILE_CHOICES = ["smoke", "cpu", "paper"]
+EXECUTOR_CHOICES = ["local", "ray"]  # executors.EXECUTORS, not imported here: --help answers before torch
+EXECUTOR_ENV = "DPDL_EXECUTOR"
 LIST_KINDS = ["fields", "algorithms", "datasets", "topologies"]
 LISTING_HINT = ("Fields, algorithms, datasets and topologies: python -m dpdl_core list "
                 "fields|algorithms|datasets|topologies")
@@ -129,15 +133,28 @@ def _cmd_run(args) -> int:
 
 def _papers(values: list[str] | None) -> list[str] | None:
     """The papers of ``--paper``, given with spaces or commas (``dpdl pdsl``, ``dpdl,pdsl``, as
-    `make`'s ``PAPER=``); ``None`` when none is named."""
-    return [p for item in values or [] for p in item.split(",") if p] or None
+    `make`'s ``PAPER=``); ``None`` when the option is not given. An option given with no name
+    (``--paper ""``, ``--paper ,``: an unset shell variable) is an error, not "every paper"."""
+    if values is None:
+        return None
+    names = [p.strip() for item in values for p in item.split(",") if p.strip()]
+    if not names:
+        from .papers import PAPERS
+
+        raise UserError(f"--paper {' '.join(values)!r} names no paper; name one or more of {list(PAPERS)}, or leave "
+                        "--paper out for every paper")
+    return names
 
 
 def _cmd_figures(args) -> int:
     from .pipeline import execute_notebooks
     from .progress import format_seconds
 
-    report = execute_notebooks(args.profile, args.kernel, papers=_papers(args.paper), only=args.only or None)
+    only = None if args.only is None else [name.strip() for name in args.only if name.strip()]
+    if only == []:
+        raise UserError("--only names no notebook; name one or more (without .ipynb, e.g. --only "
+                        "fig01_mnist_bipartite), or leave --only out for every notebook")
+    report = execute_notebooks(args.profile, args.kernel, papers=_papers(args.paper), only=only)
     total = sum(t for _, t in report.timings)
     print(f"[figures] {len(report.timings)} notebooks, profile {args.profile}, {format_seconds(total)} in total; "
           f"outputs in {report.figures}")
@@ -181,14 +198,35 @@ def _cmd_plan(args) -> int:
     from .plan import Benchmark, format_plan, make_plan
 
     if args.study:
+        _only_for(args, ("profile", "executor", "results", "benchmark"), "`plan` without --study",
+                  "`plan --study` lists every run of the papers' studies")
         from .studies import describe_runs, load_study, study_papers
 
         print("\n\n".join(describe_runs(load_study(p)) for p in _papers(args.paper) or study_papers()))
         return 0
+    executor = args.executor or os.environ.get(EXECUTOR_ENV) or "local"
+    if executor not in EXECUTOR_CHOICES:
+        raise UserError(f"${EXECUTOR_ENV}={executor!r} is not an executor; allowed values: {EXECUTOR_CHOICES} "
+                        "(or pass --executor)")
+    if args.benchmark and not Path(args.benchmark).exists():  # the default's absence means "use the docs' table"
+        raise UserError(f"--benchmark {args.benchmark} does not exist; pass a file written by "
+                        "`benchmarks/bench_engine.py --out FILE`, or leave --benchmark out")
     store = _results_store(args.results, create=False, require=False) if args.results else None
-    plan = make_plan(args.profile, papers=_papers(args.paper), store=store, benchmark=Benchmark.load(args.benchmark))
-    print(format_plan(plan, executor=args.executor))
+    if store is not None and not store.root.exists():
+        print(f"note: --results {store.root} does not exist yet, so every run counts as to run", file=sys.stderr)
+    plan = make_plan(args.profile or "cpu", papers=_papers(args.paper), store=store,
+                     benchmark=Benchmark.load(args.benchmark))
+    print(format_plan(plan, executor=executor))
     return 0
+
+
+def _only_for(args, names: tuple[str, ...], where: str, instead: str) -> None:
+    """Refuse the options of ``names`` that were given (not None or False): they only apply
+    to ``where``, and saying so beats ignoring them."""
+    given = [f"--{name.replace('_', '-')}" for name in names if getattr(args, name) not in (None, False)]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise UserError(f"{', '.join(given)} only {verb} to {where}; {instead}")
 
 
 def _cmd_study(args) -> int:
@@ -197,10 +235,7 @@ def _cmd_study(args) -> int:
     papers = _papers(args.paper) or study_papers()
     studies = sorted((load_study(p) for p in papers), key=lambda s: s.order)
     if args.action == "plan":
-        given = [f"--{name.replace('_', '-')}" for name in _STUDY_RUN_ONLY if getattr(args, name) not in (None, False)]
-        if given:
-            raise UserError(f"{', '.join(given)} only apply to `study run`; `study plan` lists every run of the "
-                            f"papers named with --paper")
+        _only_for(args, _STUDY_RUN_ONLY, "`study run`", "`study plan` lists every run of the papers named with --paper")
         print("\n\n".join(describe_runs(s) for s in studies))
         return 0
     import torch
@@ -315,6 +350,13 @@ def _results_table(store):
 
 
 def _cmd_results(args) -> int:
+    if args.action != "show" and args.hash is not None:
+        raise UserError(f"results {args.action} takes no hash (got {args.hash!r}); `results show {args.hash}` shows "
+                        "one run")
+    if args.action != "export":
+        _only_for(args, ("format", "out"), "`results export`", f"`results {args.action}` prints to the terminal")
+    if args.out is not None:
+        _check_out(args.out)
     store = _results_store(args.results, create=False)
     if args.action == "show":
         if not args.hash:
@@ -333,7 +375,7 @@ def _cmd_results(args) -> int:
         print(f"{len(index)} runs in {store.root}; details: python -m dpdl_core results show HASH", file=sys.stderr)
         return 0
     table = _results_table(store)
-    if args.format == "csv":
+    if (args.format or "csv") == "csv":
         if args.out:
             table.to_csv(args.out, index=False)
         else:
@@ -352,6 +394,15 @@ def _cmd_results(args) -> int:
     return 0
 
 
+def _check_out(out: Path) -> None:
+    """Refuse an ``--out`` file that cannot be written, before any work: a folder, or a file
+    in a folder that does not exist."""
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder; pass a file name in it, e.g. --out {out / 'runs.csv'}")
+    if not out.parent.is_dir():
+        raise UserError(f"--out {out}: the folder {out.parent} does not exist; create it or write elsewhere")
+
+
 # The `study` options that only `study run` reads.
 _STUDY_RUN_ONLY = ("key", "max_runs", "threads", "device", "allow_subset")
 
@@ -367,6 +418,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _nonempty(text: str) -> str:
+    """A name or path that must not be empty (an unset shell variable would otherwise read as
+    "not given" and fall back to a default)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
+def _nonempty_path(text: str) -> Path:
+    return Path(_nonempty(text))
+
+
 def _parser() -> argparse.ArgumentParser:
     debug = argparse.ArgumentParser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
@@ -380,20 +443,21 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", parents=[debug], help="train one configuration (loaded from the results store if "
                        "already run)", epilog=LISTING_HINT + ". Ctrl-C stops after the current round; the same "
                        "command resumes.")
-    p.add_argument("config", nargs="?", help="YAML config file (default: ExperimentConfig defaults)")
+    p.add_argument("config", nargs="?", type=_nonempty, help="YAML config file (default: ExperimentConfig defaults)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a field, e.g. --set epsilon=1.0 --set algo.alpha=2 (repeatable)")
-    p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
+    p.add_argument("--results", type=_nonempty, help="results folder (default data/results or $DPDL_RESULTS_DIR)")
     p.add_argument("--force", action="store_true", help="recompute even if the results store has this run")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as YAML and exit")
-    p.set_defaults(func=_cmd_run)
+    p.set_defaults(func=_cmd_run, late_positional="config")
 
     p = sub.add_parser("figures", parents=[debug], help="execute the notebooks with papermill at a profile")
     p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
-    p.add_argument("--kernel", default="dpdl-replication", help="Jupyter kernel name (make setup registers it)")
-    p.add_argument("--paper", nargs="*", help="paper folders of notebooks/ to run (default: all), e.g. dpdl pdsl "
+    p.add_argument("--kernel", default="dpdl-replication", type=_nonempty,
+                   help="Jupyter kernel name (make setup registers it)")
+    p.add_argument("--paper", nargs="+", help="paper folders of notebooks/ to run (default: all), e.g. dpdl pdsl "
                    "or dpdl,pdsl")
-    p.add_argument("--only", nargs="*", help="notebook names (without .ipynb) to run")
+    p.add_argument("--only", nargs="+", help="notebook names (without .ipynb) to run")
     p.set_defaults(func=_cmd_figures)
 
     p = sub.add_parser("report", parents=[debug], help="static HTML site: every figure and table of a profile by "
@@ -401,9 +465,9 @@ def _parser() -> argparse.ArgumentParser:
                        "every figure and table of the profile, grouped by paper, each with the data that produced "
                        "it, and the notebooks executed by `make figures` rendered to HTML.")
     p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
-    p.add_argument("--out", type=Path, help="site folder, replaced by every build (default build/report)")
-    p.add_argument("--figures", type=Path, help="folder holding one subfolder of figures and tables per profile "
-                   "(default $DPDL_FIGURES_DIR or figures/)")
+    p.add_argument("--out", type=_nonempty_path, help="site folder, replaced by every build (default build/report)")
+    p.add_argument("--figures", type=_nonempty_path, help="folder holding one subfolder of figures and tables per "
+                   "profile (default $DPDL_FIGURES_DIR or figures/)")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("summary", parents=[debug],
@@ -417,13 +481,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Before running a profile: per paper and notebook group, the runs its notebooks sweep, how many "
                     "the results store holds, and an estimate of their CPU-hours scaled from the engine benchmark "
                     "(benchmarks/results.json, else the table in docs/benchmarks.md).")
-    p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
-    p.add_argument("--paper", nargs="*", help="papers to plan (default: all), e.g. dpdl pdsl or dpdl,pdsl")
-    p.add_argument("--executor", choices=["local", "ray"], default=os.environ.get("DPDL_EXECUTOR", "local"),
+    p.add_argument("--profile", choices=PROFILE_CHOICES, help="the profile to plan (default cpu)")
+    p.add_argument("--paper", nargs="+", help="papers to plan (default: all), e.g. dpdl pdsl or dpdl,pdsl")
+    p.add_argument("--executor", choices=EXECUTOR_CHOICES,
                    help="how the sweep would run: local worker processes or a Ray cluster ($RAY_ADDRESS) "
-                        "(default $DPDL_EXECUTOR or local)")
-    p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
-    p.add_argument("--benchmark", help="engine benchmark JSON (default benchmarks/results.json)")
+                        f"(default ${EXECUTOR_ENV} or local)")
+    p.add_argument("--results", type=_nonempty, help="results folder (default data/results or $DPDL_RESULTS_DIR)")
+    p.add_argument("--benchmark", type=_nonempty, help="engine benchmark JSON (default benchmarks/results.json)")
     p.add_argument("--study", action="store_true", help="plan the paper-scale studies instead: each run, stored or "
                    "not, with its estimated and measured time (same as `study plan`)")
     p.set_defaults(func=_cmd_plan)
@@ -434,9 +498,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Each paper's study is the smallest set of runs at the paper's own scale that decides its claims "
                     "(dpdl_core/papers/<paper>/study.py). `run` computes what results/<paper>/ lacks, decisive runs "
                     "first, one at a time; stop it at any moment and run the same command again to resume. A run "
-                    "another worker is computing is skipped; `run` exits 1 when that left it nothing to compute.")
+                    "another worker is computing is skipped; `run` exits 1 when that left it nothing to compute. "
+                    "$DPDL_STUDIES_DIR moves the stores' root from results/ to another folder.")
     p.add_argument("action", choices=["plan", "run"])
-    p.add_argument("--paper", nargs="*", help="papers (default: every paper with a study), e.g. dpdl pdsl or dpdl,pdsl")
+    p.add_argument("--paper", nargs="+", help="papers (default: every paper with a study), e.g. dpdl pdsl or dpdl,pdsl")
     p.add_argument("--key", action="append", help="run only this study key (repeatable; see `study plan`)")
     p.add_argument("--max-runs", type=_positive_int, help="stop after computing this many runs")
     p.add_argument("--threads", type=_positive_int, help="torch threads (default 1: leaves a core free)")
@@ -449,7 +514,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "answer", parents=[debug], help="write the 'Does it replicate?' table (README, docs/answer.md) from the "
         "committed studies", description="Judge every claim the committed study stores (results/<paper>/) can "
-        "decide and write the table between the README's answer markers and docs/answer.md; --check only compares.")
+        "decide and write the table between the README's answer markers and docs/answer.md; --check only compares. "
+        "The stores are read from results/ ($DPDL_STUDIES_DIR moves that root).")
     p.add_argument("--check", action="store_true", help="exit 1 if the files differ from what the stores give")
     p.set_defaults(func=_cmd_answer)
 
@@ -464,13 +530,27 @@ def _parser() -> argparse.ArgumentParser:
                                    "run (flattened config, metadata, final metrics).")
     p.add_argument("action", choices=["list", "show", "export"])
     p.add_argument("hash", nargs="?", help="run hash or its first characters (show)")
-    p.add_argument("--results", help="results folder (default data/results or $DPDL_RESULTS_DIR)")
-    p.add_argument("--format", choices=["csv", "parquet"], default="csv", help="export format (default csv)")
-    p.add_argument("--out", type=Path, help="export file (default: CSV on stdout)")
-    p.set_defaults(func=_cmd_results)
+    p.add_argument("--results", type=_nonempty, help="results folder (default data/results or $DPDL_RESULTS_DIR)")
+    p.add_argument("--format", choices=["csv", "parquet"], help="export format (default csv)")
+    p.add_argument("--out", type=_nonempty_path, help="export file (default: CSV on stdout)")
+    p.set_defaults(func=_cmd_results, late_positional="hash")
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)
+    parser.commands = list(sub.choices)
     return parser
+
+
+def _take_late_positional(args: argparse.Namespace, extra: list[str]) -> list[str]:
+    """``extra`` less the command's optional positional when it came after an option: argparse
+    fills an optional positional (empty) together with the ones before it, so in
+    ``results show --results DIR 04c7`` the hash would otherwise be "unrecognized"."""
+    name = getattr(args, "late_positional", None)
+    if name and getattr(args, name) is None and extra and not extra[0].startswith("-"):
+        if not extra[0].strip():
+            args.command_parser.error(f"argument {name}: must not be empty")
+        setattr(args, name, extra[0])
+        return extra[1:]
+    return extra
 
 
 def _reject_extra(args: argparse.Namespace, extra: list[str]) -> None:
@@ -489,7 +569,14 @@ def _reject_extra(args: argparse.Namespace, extra: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit code (0 done, 1 failed or nothing done, 2 user error, 130
     interrupted, 141 its output's reader closed early)."""
-    args, extra = _parser().parse_known_args(argv)
+    parser = _parser()
+    argv = sys.argv[1:] if argv is None else argv
+    first = next((token for token in argv if token != "--debug"), "")
+    if first.startswith("-") and first not in ("-h", "--help"):  # else argparse only says a command is missing
+        parser.error(f"unrecognized arguments: {first}; a command comes first: {', '.join(parser.commands)} "
+                     "(each with --help)")
+    args, extra = parser.parse_known_args(argv)
+    extra = _take_late_positional(args, extra)
     if extra:
         _reject_extra(args, extra)
     debug = getattr(args, "debug", False)

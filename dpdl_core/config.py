@@ -488,7 +488,8 @@ def _yaml_mapping(text: str, source: str) -> dict:
 def _read_yaml_file(path: str | Path) -> dict:
     path = Path(path)
     if not path.exists():
-        raise ConfigError(f"config file {path} does not exist")
+        raise ConfigError(f"config file {path} does not exist; pass the path of a YAML file of field: value "
+                          "(`python -m dpdl_core run --print-config > my.yaml` writes the defaults to start from)")
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -505,6 +506,9 @@ def _parse_override(s) -> tuple[str, Any]:
     if not k:
         raise ConfigError(f"override {s!r} has no key; it must look like key=value, allowed keys: {_field_names()} "
                           "or algo.OPTION")
+    if not v.strip():  # YAML reads an empty value as null: `--set epsilon=$UNSET` would turn DP off
+        raise ConfigError(f"override {s!r} has no value; it must have one (e.g. {k}=0.5), or {k}=null where the "
+                          "field allows no value")
     return k, _load_yaml(v, f"override {s!r}: the value of {k}")
 
 

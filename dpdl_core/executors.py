@@ -35,12 +35,14 @@ from typing import Callable, ClassVar
 from .config import ExperimentConfig
 from .results import ResultStore
 from .stacking import plan_stacks
+from .validation import env_int
 
-__all__ = ["EXECUTORS", "EXECUTOR_ENV", "Executor", "LocalExecutor", "RayExecutor", "THREADS_ENV", "execute",
-           "get_executor", "import_ray"]
+__all__ = ["EXECUTORS", "EXECUTOR_ENV", "Executor", "LocalExecutor", "RayExecutor", "THREADS_ENV", "WORKERS_ENV",
+           "execute", "get_executor", "import_ray"]
 
 EXECUTOR_ENV = "DPDL_EXECUTOR"
 THREADS_ENV = "DPDL_THREADS"
+WORKERS_ENV = "DPDL_WORKERS"
 
 Done = Callable[[ExperimentConfig], None]
 
@@ -91,7 +93,7 @@ class LocalExecutor(Executor):
         """(worker processes, torch threads of each) for ``n_runs`` runs."""
         workers = self.workers
         if workers is None:
-            workers = int(os.environ.get("DPDL_WORKERS", os.cpu_count() or 1))
+            workers = env_int(WORKERS_ENV, os.cpu_count() or 1, "worker processes of a local sweep")
         workers = max(1, min(workers, n_runs))
         return workers, max(1, (os.cpu_count() or 1) // workers)
 
@@ -200,9 +202,7 @@ class RayExecutor(Executor):
         """Threads (= ``num_cpus``) of each of ``n_tasks`` tasks on ``cluster_cpus`` CPUs."""
         if self.threads is not None:
             return self.threads
-        if os.environ.get(THREADS_ENV):
-            return int(os.environ[THREADS_ENV])
-        return max(1, int(cluster_cpus) // max(1, n_tasks))
+        return env_int(THREADS_ENV, max(1, int(cluster_cpus) // max(1, n_tasks)), "torch threads of each Ray task")
 
     def task_gpus(self, cfg: ExperimentConfig, cluster_gpus: float) -> float:
         """``num_gpus`` of ``cfg``'s task on a cluster with ``cluster_gpus`` GPUs."""
@@ -275,5 +275,6 @@ def get_executor(executor: str | Executor | None = None, workers: int | None = N
         return executor
     name = executor or os.environ.get(EXECUTOR_ENV) or "local"
     if name not in EXECUTORS:
-        raise ValueError(f"executor={name!r} is not known; allowed values: {sorted(EXECUTORS)}")
+        given = "executor" if executor else f"${EXECUTOR_ENV}"
+        raise ValueError(f"{given}={name!r} is not known; allowed values: {sorted(EXECUTORS)}")
     return LocalExecutor(workers=workers) if name == "local" else EXECUTORS[name]()

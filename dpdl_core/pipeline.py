@@ -149,6 +149,19 @@ def _failure_lines(exc, executed: Path) -> list[str]:
             f"  the whole traceback: {executed}"]
 
 
+def _check_environment() -> None:
+    """Read every environment variable the notebooks' sweeps read, so that a typo is one error
+    here (the mirror, executor, workers, stack size) rather than a failure in each notebook."""
+    from .data.acquisition import mirror_dir
+    from .executors import LocalExecutor, get_executor
+    from .stacking import max_stack
+
+    mirror_dir()
+    get_executor()
+    LocalExecutor().pool(1)
+    max_stack()
+
+
 def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None, only: list[str] | None = None,
                       out_dir: Path | None = None, notebook_dir: Path | None = None) -> FiguresReport:
     """Run the notebooks of ``papers`` (default all) with ``profile`` injected, printing
@@ -159,17 +172,22 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     Raises
     ------
     ValueError
-        For an unknown profile, paper or kernel, or ``only`` naming no notebook of ``papers``.
+        For an unknown profile, paper or kernel, a name of ``only`` that is no notebook of
+        ``papers``, or a bad value of an environment variable the notebooks read (checked
+        here, before the first notebook, not in every kernel in turn).
     """
     from .profiles import load_profile
 
     load_profile(profile)  # fail early on a bad name
     candidates = notebook_paths(notebook_dir, papers=papers)
+    names = sorted({nb.stem for nb in candidates})
+    unknown = sorted(set(only or ()) - set(names))
+    if unknown:
+        raise ValueError(f"--only {' '.join(unknown)} matches no notebook of {papers or 'any paper'}; the names "
+                         f"(without .ipynb) are: {names}")
     notebooks = [nb for nb in candidates if not only or nb.stem in only]
-    if not notebooks:
-        raise ValueError(f"--only {only} matches no notebook of {papers or 'any paper'}; the names (without "
-                         f".ipynb) are: {sorted(nb.stem for nb in candidates)}")
     _check_kernel(kernel)
+    _check_environment()
     # Imported once the arguments are known to be good: papermill and matplotlib take seconds.
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError

@@ -131,17 +131,29 @@ class Benchmark:
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Benchmark:
-        """``benchmarks/results.json`` (written by ``make bench``), or the table of docs/benchmarks.md when
-        that file is missing."""
+        """``path`` (default ``benchmarks/results.json``, written by ``make bench``), or the table
+        of docs/benchmarks.md when that file is missing.
+
+        Raises
+        ------
+        ValueError
+            When the file is not what ``benchmarks/bench_engine.py`` writes (naming the file and
+            what to do).
+        """
         path = Path(path) if path is not None else BENCHMARK_PATH
         if not path.exists():
             source = (f"{path} is missing (run `make bench` to measure this machine); using the engine "
                       "benchmark table of docs/benchmarks.md (2-core CI machine, torch 2.14.1)")
             return cls(FALLBACK_ROWS, FALLBACK_THREADS, source, measured=False)
-        data = json.loads(path.read_text())
-        env = data.get("environment", {})
-        rows = tuple(BenchmarkRow(r["case"], r["dataset"], r["topology"], int(r["n_agents"]), int(r["batch_size"]),
-                                  float(r["engine_round_s"])) for r in data["results"])
+        try:
+            data = json.loads(path.read_text())
+            env = data.get("environment", {})
+            rows = tuple(BenchmarkRow(r["case"], r["dataset"], r["topology"], int(r["n_agents"]),
+                                      int(r["batch_size"]), float(r["engine_round_s"])) for r in data["results"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            problem = f"it has no {exc} field" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"benchmark file {path} is not an engine benchmark ({problem}); rewrite it with "
+                             f"`make bench` (benchmarks/bench_engine.py), or pass another with --benchmark") from None
         return cls(rows, int(env.get("threads", FALLBACK_THREADS)),
                    f"{path} (torch {env.get('torch', '?')}, {env.get('threads', '?')} threads, {env.get('cpu', '?')})")
 
@@ -297,6 +309,7 @@ def format_plan(plan: Plan, executor: str = "local") -> str:
     """The plan as text: a table of runs, stored runs and CPU-hours, how the estimate was
     made, and how ``executor`` (``local`` or ``ray``) would run the runs not stored."""
     from .executors import THREADS_ENV, LocalExecutor, RayExecutor
+    from .validation import env_int
 
     lines = [f"Plan for profile {plan.profile!r}: the runs the notebooks sweep into a results store "
              "(nothing has run).", f"Results store: {plan.default_store} (a group with its own store names it).", ""]
@@ -338,7 +351,8 @@ def format_plan(plan: Plan, executor: str = "local") -> str:
     else:
         ray = RayExecutor()
         address = os.environ.get("RAY_ADDRESS")
-        threads = os.environ.get(THREADS_ENV) or "an equal share of the cluster's CPUs (at least 1)"
+        threads = env_int(THREADS_ENV, 0, "torch threads of each Ray task") or ("an equal share of the cluster's "
+                                                                                 "CPUs (at least 1)")
         gpu = total.devices_missing["cuda"] + total.devices_missing["auto"]
         where = f"the Ray cluster at RAY_ADDRESS={address}" if address else "a Ray started here (no RAY_ADDRESS)"
         gpus = (f"; num_gpus = {ray.gpus_per_task} for the {_runs(gpu)} on device cuda, or auto when the cluster has "

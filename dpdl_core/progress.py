@@ -9,7 +9,8 @@ The mode (:func:`progress_mode`):
 - ``off``: nothing.
 
 ``$DPDL_PROGRESS`` chooses: ``0``/``false``/``no`` (off: tests and CI), ``log``, ``bar``;
-any other value, or none, leaves it to where stderr goes.
+``1``/``true``/``yes``/``on``/``auto``, or none, leave it to where stderr goes; any other value
+does too, with a warning naming the values it takes.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ PROGRESS_ENV = "DPDL_PROGRESS"
 # alive in a batch log without flooding it.
 LOG_EVERY_S = 30.0
 _OFF = ("0", "false", "no", "off", "")
+_AUTO = ("1", "true", "yes", "on", "auto")
 
 
 def _in_jupyter() -> bool:
@@ -44,6 +46,12 @@ def progress_mode(progress: bool | None = None) -> str:
             return "off"
         if value in ("log", "bar"):
             return value
+        if value not in _AUTO:
+            import warnings
+
+            # A warning, not an error: progress is cosmetic, and a typo must not stop a long run.
+            warnings.warn(f"${PROGRESS_ENV}={env!r} is not a progress mode; allowed values: 0/off, log, bar, "
+                          "1/auto (the default: a bar on a terminal, else log lines)", stacklevel=2)
     return "bar" if sys.stderr.isatty() or _in_jupyter() else "log"
 
 

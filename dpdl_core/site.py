@@ -219,7 +219,10 @@ def _paper_title(folder: Path) -> str:
 
 
 def _prepare(out: Path) -> None:
-    """Empty ``out`` for a new site, refusing a non-empty folder that is not a report site."""
+    """Empty ``out`` for a new site, refusing a file or a non-empty folder that is not a report site."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; the site is a folder: pass a new or empty folder "
+                         "(default build/report)")
     if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
         raise ValueError(f"{out} is not empty and is not a report site; choose a new or empty folder")
     shutil.rmtree(out, ignore_errors=True)

@@ -230,8 +230,19 @@ class Study:
         return sorted(self.runs, key=lambda r: r.priority)
 
     def store(self, root: str | Path | None = None) -> ResultStore:
-        """The study's store: ``<root>/<paper>``, root ``$DPDL_STUDIES_DIR`` or ``results/``."""
-        root = Path(root or os.environ.get(STUDY_ROOT_ENV) or STUDIES_ROOT)
+        """The study's store: ``<root>/<paper>``, root ``$DPDL_STUDIES_DIR`` or ``results/``.
+
+        Raises
+        ------
+        ValueError
+            When ``$DPDL_STUDIES_DIR`` names no folder: read as empty stores, a typo would
+            make ``answer`` rewrite the README from nothing.
+        """
+        env = os.environ.get(STUDY_ROOT_ENV)
+        if root is None and env and not Path(env).is_dir():
+            raise ValueError(f"${STUDY_ROOT_ENV}={env} is not a folder; point it at a folder holding the studies' "
+                             f"<paper>/ stores (create it first for new studies), or unset it for {STUDIES_ROOT}")
+        root = Path(root or env or STUDIES_ROOT)
         return ResultStore(root / self.paper)
 
     def status(self, store: ResultStore | None = None) -> pd.DataFrame:

@@ -59,8 +59,15 @@ def test_yaml_roundtrip(tmp_path):
     path = tmp_path / "c.yaml"
     cfg.to_yaml(path)
     assert ExperimentConfig.from_yaml(path) == cfg
-    with pytest.raises(ConfigError, match="does not exist"):
+    with pytest.raises(ConfigError, match=r"does not exist; .*run --print-config > my.yaml"):
         ExperimentConfig.from_yaml(tmp_path / "nope.yaml")
+
+
+def test_an_override_without_a_value_is_refused_not_read_as_null():
+    # YAML reads an empty value as null: `--set epsilon=$UNSET` would silently train without DP.
+    with pytest.raises(ConfigError, match=r"override 'epsilon=' has no value; .*epsilon=null"):
+        ExperimentConfig().with_overrides(["epsilon="])
+    assert ExperimentConfig().with_overrides(["epsilon=null"]).epsilon is None  # said explicitly: allowed
 
 
 def test_overrides():

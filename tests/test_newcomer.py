@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -132,6 +133,126 @@ def test_paper_lists_take_commas_like_make():
                                                                                  "straggler,leasgd")
     assert spaced.returncode == commas.returncode == 0, commas.stderr
     assert commas.stdout == spaced.stdout and "straggler" in commas.stdout and "leasgd" in commas.stdout
+
+
+def in_process(capsys, *args: str) -> tuple[int, str]:
+    """``main(ARGS)`` in this process (argparse's exits included): (exit code, stderr)."""
+    from dpdl_core.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+@pytest.fixture
+def no_notebooks(monkeypatch):
+    """Fail at once if a command starts executing notebooks (hours for every paper)."""
+    from dpdl_core import pipeline
+
+    def refuse(*_, **__):
+        raise AssertionError("notebooks were started")
+
+    monkeypatch.setattr(pipeline, "execute_notebooks", refuse)
+
+
+@pytest.mark.parametrize("args, phrase", [
+    (("figures", "--paper", ""), "--paper '' names no paper"),
+    (("figures", "--paper", ","), "--paper ',' names no paper"),
+    (("plan", "--paper", " , "), "names no paper"),
+    (("study", "plan", "--paper", ""), "names no paper"),
+    (("figures", "--paper", "dpdl", "--only"), "argument --only: expected at least one argument"),
+    (("figures", "--only", ""), "--only names no notebook"),
+    (("study", "plan", "--paper"), "argument --paper: expected at least one argument"),
+    (("run", "--print-config", ""), "argument config: must not be empty"),
+    (("run", "--print-config", "--set", "epsilon="), "override 'epsilon=' has no value"),
+    (("results", "list", "--results", ""), "argument --results: must not be empty"),
+    (("plan", "--benchmark", ""), "argument --benchmark: must not be empty"),
+])
+def test_an_empty_name_or_path_is_an_error_not_every_paper_or_the_default(capsys, no_notebooks, args, phrase):
+    # What an unset shell variable gives (`--paper "$P"`): before, figures ran every notebook,
+    # run trained the default config, and epsilon= trained without DP.
+    code, err = in_process(capsys, *args)
+    assert code == 2 and phrase in err, (code, err)
+
+
+def test_a_hash_or_config_after_the_options_is_read_as_such(capsys):
+    from dpdl_core.studies import load_study
+
+    store = load_study("leasgd").store()
+    prefix = sorted(store.hashes())[0][:8]
+    from dpdl_core.cli import main
+
+    for args in (("results", "show", "--results", str(store.root), prefix),  # argparse alone: "unrecognized"
+                 ("results", "show", prefix, "--results", str(store.root))):
+        assert main(list(args)) == 0
+        assert json.loads(capsys.readouterr().out)["hash"].startswith(prefix)
+    code, err = in_process(capsys, "run", "--print-config", "--set", "epsilon=1", "no_such.yaml")
+    assert code == 2 and "config file no_such.yaml does not exist" in err
+
+
+def test_options_a_command_does_not_read_are_refused(capsys, tmp_path):
+    from dpdl_core.studies import load_study
+
+    root = str(load_study("leasgd").store().root)
+    for args, phrase in (
+            (("results", "list", "--results", root, "--out", str(tmp_path / "x.csv")),
+             "--out only applies to `results export`"),
+            (("results", "show", "--format", "csv", "abc", "--results", root), "--format only applies to"),
+            (("results", "list", "--results", root, "abc"), "results list takes no hash (got 'abc')"),
+            (("plan", "--study", "--profile", "paper", "--executor", "ray"),
+             "--profile, --executor only apply to `plan` without --study")):
+        code, err = in_process(capsys, *args)
+        assert code == 2 and phrase in err, (args, code, err)
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_an_export_file_that_cannot_be_written_is_refused_before_the_export(capsys, tmp_path):
+    root = str(ROOT / "results" / "leasgd")
+    for out, phrase in ((tmp_path / "absent" / "x.csv", f"the folder {tmp_path / 'absent'} does not exist"),
+                        (tmp_path, "is a folder; pass a file name in it")):
+        code, err = in_process(capsys, "results", "export", "--results", root, "--out", str(out))
+        assert code == 2 and phrase in err and "internal error" not in err, err
+
+
+def test_an_unknown_option_before_the_command_is_named(capsys):
+    code, err = in_process(capsys, "--debug", "--nope")
+    assert code == 2 and "unrecognized arguments: --nope; a command comes first: run, figures" in err
+
+
+def test_a_studies_root_that_is_no_folder_is_an_error(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("DPDL_STUDIES_DIR", str(tmp_path / "typo"))
+    code, err = in_process(capsys, "answer", "--check")  # it would have compared with empty stores
+    assert code == 2 and f"$DPDL_STUDIES_DIR={tmp_path / 'typo'} is not a folder" in err
+
+
+@needs_kernel
+def test_figures_checks_the_environment_and_every_only_name_before_the_first_notebook(capsys, monkeypatch,
+                                                                                       tmp_path):
+    import papermill
+
+    def refuse(*_, **__):
+        raise AssertionError("a notebook was started")
+
+    monkeypatch.setattr(papermill, "execute_notebook", refuse)
+    for var, value, phrase in (("DPDL_DATA_MIRROR", str(tmp_path / "typo"), "$DPDL_DATA_MIRROR="),
+                               ("DPDL_EXECUTOR", "rayy", "$DPDL_EXECUTOR='rayy' is not known"),
+                               ("DPDL_WORKERS", "two", "$DPDL_WORKERS='two'")):
+        with monkeypatch.context() as env:
+            env.setenv(var, value)
+            code, err = in_process(capsys, "figures", "--profile", "smoke", "--paper", "overview")
+        assert code == 2 and phrase in err, (var, code, err)
+    code, err = in_process(capsys, "figures", "--profile", "smoke", "--paper", "overview", "--only",
+                           "00_data_and_topologies", "typo")
+    assert code == 2 and "--only typo matches no notebook" in err
+
+
+def test_every_phony_make_target_has_a_rule():
+    text = (ROOT / "Makefile").read_text()
+    phony = [t for line in re.findall(r"^\.PHONY: (.+)$", text, re.M) for t in line.split()]
+    missing = [t for t in phony if not re.search(rf"^{re.escape(t)}:", text, re.M)]
+    assert not missing, f"make {missing} would do nothing and exit 0"
 
 
 def test_a_reader_that_stops_early_is_not_an_error():
@@ -284,6 +405,21 @@ def test_progress_is_log_lines_off_a_terminal_and_silenced_by_dpdl_progress_0():
     quiet = subprocess.run([sys.executable, "-c", PROGRESS_SCRIPT], capture_output=True, text=True,
                            env={**env, "DPDL_PROGRESS": "0"})
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_a_progress_mode_that_is_no_mode_is_warned_about(monkeypatch):
+    from dpdl_core.progress import progress_mode
+
+    monkeypatch.delenv("DPDL_PROGRESS", raising=False)
+    default = progress_mode()  # where stderr goes decides
+    for value, mode in (("1", default), ("auto", default), ("bar", "bar"), ("OFF", "off")):
+        monkeypatch.setenv("DPDL_PROGRESS", value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a value it takes: no warning
+            assert progress_mode() == mode
+    monkeypatch.setenv("DPDL_PROGRESS", "lgo")
+    with pytest.warns(UserWarning, match=r"\$DPDL_PROGRESS='lgo' is not a progress mode; allowed values: 0/off, log"):
+        assert progress_mode() == default
 
 
 def test_progress_eta_follows_the_recent_pace(monkeypatch, capsys):

@@ -240,3 +240,11 @@ def test_every_notebook_cell_has_a_unique_id():
         if (doc["nbformat"], doc["nbformat_minor"]) >= (4, 5):
             assert None not in ids, f"{name}: a cell has no id"
             assert len(set(ids)) == len(ids), f"{name}: two cells share an id"
+
+
+def test_a_papers_path_folder_that_does_not_exist_is_warned_about(tmp_path):
+    env = {**os.environ, "DPDL_PAPERS_PATH": f"{FIXTURES}{os.pathsep}{tmp_path / 'typo'}"}
+    proc = subprocess.run([sys.executable, "-c", "import dpdl_core.papers as p; print(' '.join(p.PAPERS))"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 and "toy" in proc.stdout.split(), proc.stderr  # the good folder still counts
+    assert f"PaperImportWarning: $DPDL_PAPERS_PATH names {tmp_path / 'typo'}, which is not a folder" in proc.stderr

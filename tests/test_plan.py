@@ -72,8 +72,38 @@ def test_cli_plan(capsys, tmp_path):
         main(["plan", "--help"])
     assert exc.value.code == 0
     assert "--executor" in capsys.readouterr().out
-    assert main(["plan", "--profile", "smoke", "--paper", "leasgd", "--results", str(tmp_path / "results"),
-                 "--benchmark", str(tmp_path / "missing.json")]) == 0
-    out = capsys.readouterr().out
+    assert main(["plan", "--profile", "smoke", "--paper", "leasgd", "--results", str(tmp_path / "results")]) == 0
+    out, err = capsys.readouterr()
     assert "leasgd" in out and "pdsl" not in out and str(tmp_path / "results") in out
+    assert "does not exist yet, so every run counts as to run" in err  # a new folder, or a typo: said either way
     assert main(["plan", "--profile", "smoke", "--paper", "nope"]) == 2
+
+
+def test_a_benchmark_file_that_is_missing_or_not_a_benchmark_is_an_error(capsys, tmp_path):
+    # Given explicitly, a missing file is a mistake; only the default's absence means the docs' table.
+    assert main(["plan", "--paper", "leasgd", "--benchmark", str(tmp_path / "missing.json")]) == 2
+    assert "does not exist; pass a file written by `benchmarks/bench_engine.py" in capsys.readouterr().err
+    for name, text in (("empty.json", "{}"), ("broken.json", "{x"), ("rows.json", '{"results": [{"case": 1}]}')):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=f"benchmark file .*{name} is not an engine benchmark .*make bench"):
+            Benchmark.load(tmp_path / name)
+    with pytest.raises(ValueError, match="is not an engine benchmark"):
+        Benchmark.load(tmp_path)  # a folder
+
+
+def test_plan_executor_from_the_environment_is_checked(capsys, monkeypatch):
+    from dpdl_core.cli import EXECUTOR_CHOICES
+    from dpdl_core.executors import EXECUTORS
+
+    assert EXECUTOR_CHOICES == sorted(EXECUTORS)  # the CLI's copy, kept so that --help needs no torch
+    monkeypatch.setenv("DPDL_EXECUTOR", "nope")
+    assert main(["plan", "--paper", "leasgd"]) == 2
+    assert "$DPDL_EXECUTOR='nope' is not an executor; allowed values: ['local', 'ray']" in capsys.readouterr().err
+    monkeypatch.setenv("DPDL_EXECUTOR", "ray")
+    monkeypatch.setenv("DPDL_THREADS", "abc")
+    assert main(["plan", "--paper", "leasgd"]) == 2
+    assert "$DPDL_THREADS='abc' must be a whole number of at least 1" in capsys.readouterr().err
+    monkeypatch.setenv("DPDL_EXECUTOR", "local")
+    monkeypatch.setenv("DPDL_WORKERS", "many")
+    assert main(["plan", "--paper", "leasgd"]) == 2
+    assert "$DPDL_WORKERS='many' must be a whole number of at least 1 (worker processes" in capsys.readouterr().err

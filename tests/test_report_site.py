@@ -148,6 +148,9 @@ def test_site_refuses_to_replace_a_folder_it_did_not_make(outputs, tmp_path):
     with pytest.raises(ValueError, match="not a report site"):
         build_site("cpu", outputs / "figures" / "cpu", outputs / "executed", SOURCES, tmp_path)
     assert (tmp_path / "notes.txt").exists()
+    with pytest.raises(ValueError, match="notes.txt is a file; the site is a folder"):  # not "[Errno 20]"
+        build_site("cpu", outputs / "figures" / "cpu", outputs / "executed", SOURCES, tmp_path / "notes.txt")
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
 
 
 @needs_chromium

@@ -38,7 +38,21 @@ class PaperImportError(ImportError):
 
 
 class PaperImportWarning(UserWarning):
-    """:func:`load_all` skipped a paper that failed to import."""
+    """:func:`load_all` skipped a paper that failed to import, or ``$DPDL_PAPERS_PATH`` names
+    a folder that does not exist."""
+
+
+def _warn_of_missing_folders() -> None:
+    """Warn of each folder of ``$DPDL_PAPERS_PATH`` that does not exist: a typo would
+    otherwise just lose that folder's papers."""
+    for folder in os.environ.get(PAPERS_PATH_ENV, "").split(os.pathsep):
+        if folder and not os.path.isdir(folder):
+            warnings.warn(f"${PAPERS_PATH_ENV} names {folder}, which is not a folder: no paper is loaded from it; "
+                          f"fix the path (folders holding paper packages, separated by {os.pathsep!r})",
+                          PaperImportWarning, stacklevel=3)
+
+
+_warn_of_missing_folders()
 
 
 def get_paper(name: str) -> ModuleType:
