@@ -18,7 +18,7 @@ the order they run (the pair that decides "DPDL is best" lands first):
     their random per-agent mixing matrix (``mixing: random_sinkhorn``) together.
 ``cifar10``
     Table II's cell at the paper's settings under paper noise: DPDL, DP-CGA and DP-DPSGD, then
-    (after every MNIST run) DP-NETFLEET, the paper's runner-up there. MUFFLIATO is not run on
+    (after the MNIST decisive cells) DP-NETFLEET, the paper's runner-up there. MUFFLIATO is not run on
     CIFAR-10: the cell's verdict names the baselines it compared.
 seeds 1 and 2
     Of DPDL and the two strongest baselines of the paper's table (DP-NETFLEET and DP-CGA on
@@ -61,7 +61,7 @@ __all__ = ["ALGORITHMS", "study"]
 ALGORITHMS = ("dpdl", "dp_netfleet", "dp_cga", "muffliato", "dp_dpsgd")
 # The paper's two best baselines in the decisive cells (Table I: 91.2, 90.9; Table II: 56.4, 55.7).
 PAIR_BASELINES = {"mnist": ("dp_netfleet", "dp_cga"), "cifar10": ("dp_cga", "dp_netfleet")}
-# Table II's cell: the first three run at priority 5, the runner-up after every MNIST run.
+# Table II's cell: the first three run at priority 5, the runner-up after the MNIST decisive cells.
 CIFAR_FIRST = ("dpdl", "dp_cga", "dp_dpsgd")
 CIFAR_ALGORITHMS = CIFAR_FIRST + (PAIR_BASELINES["cifar10"][1],)
 # The algorithms of each dataset's cell: "DPDL is best" is judged once all of them are stored.
@@ -165,7 +165,7 @@ def study() -> Study:
     for alg in CIFAR_FIRST:
         add(f"cifar10/paper_hp/paper_noise/{alg}/seed0", "Table II at the paper's eta, C: is DPDL best?", 5,
             preset("cifar10", algorithm=alg, sigma_rule="authors_code", **CIFAR))
-    # 8: the paper's runner-up of Table II's cell, after every MNIST run (ahead of the seed spread).
+    # 8: the paper's runner-up of Table II's cell, after the MNIST decisive cells (ahead of the seed spread).
     runner_up = PAIR_BASELINES["cifar10"][1]
     add(f"cifar10/paper_hp/paper_noise/{runner_up}/seed0", "Table II: the paper's runner-up (DP-NETFLEET)", 8,
         preset("cifar10", algorithm=runner_up, sigma_rule="authors_code", **CIFAR))

@@ -547,7 +547,7 @@ def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
         a, b = rows.loc["PDSL"], rows.loc[UNIFORM]
         spec = dataclasses.replace(variant_spec("PDSL"), id="control.shapley_weighting",
                                    statement="beyond the paper: the Shapley weighting adds accuracy over uniform "
-                                             "weights (pi = omega)",
+                                             "weights (floor = 1: every share 1/n, pi = 1/(n omega))",
                                    rule=f"PDSL's accuracy above the uniform-weights control's; within {ACCURACY_TOL} "
                                         "pp + 2 SE (both 1 seed, std from the strongest baseline) is inconclusive")
         comp = Comparison(f"PDSL {a['ours']:.1f} vs uniform {b['ours']:.1f}", a["ours"] - b["ours"],
