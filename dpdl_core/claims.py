@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["COLUMNS", "KINDS", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame",
-           "combine", "compare", "difference_margin", "margin_from_stats", "margin_note", "table_view"]
+           "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats", "margin_note", "table_view"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
@@ -295,3 +295,29 @@ def table_view(frame: pd.DataFrame) -> pd.DataFrame:
     (:data:`SHOWN`); the ``setting`` column only where some claim has one."""
     cols = [c for c in SHOWN if c != "condition" or frame["condition"].astype(bool).any()]
     return frame[cols].rename(columns=SHOWN)
+
+
+def expect_judged(frame: pd.DataFrame, ids: Iterable[str], conditions: Iterable[str] | None = None) -> None:
+    """Check that ``frame`` (a :func:`claims_frame`) judges exactly the claims ``ids``, each
+    once per setting of ``conditions`` (when given), each with its evidence: what a notebook's
+    last cell asserts. A claim its builder dropped (a cell that did not run, a renamed spec)
+    fails it; that every verdict is a valid one cannot fail, since a :class:`Claim` holds no
+    other.
+
+    Raises
+    ------
+    AssertionError
+        Naming the claims missing, unexpected, repeated or without evidence.
+    """
+    want, got = set(ids), set(frame["id"])
+    if got != want:
+        raise AssertionError(f"claims judged: missing {sorted(want - got)}, unexpected {sorted(got - want)}")
+    if conditions is not None:
+        pairs = frame.groupby(["id", "condition"]).size()
+        expected = {(i, c) for i in want for c in conditions}
+        if set(pairs.index) != expected or (pairs != 1).any():
+            raise AssertionError(f"claims per setting: expected each of {sorted(want)} once in each of "
+                                 f"{sorted(set(conditions))}, got {pairs.to_dict()}")
+    blank = sorted(frame.loc[frame["evidence"].astype(str).str.strip() == "", "id"])
+    if blank:
+        raise AssertionError(f"claims without evidence: {blank}")

@@ -21,8 +21,8 @@ from .outputs import Output
 from .plotting import caption, figures_dir, parse_caption, save_figure, write_metadata
 from .results import ResultStore, diverged_round
 
-__all__ = ["check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure", "table_output",
-           "write_table"]
+__all__ = ["accountant_note", "check_stored", "fmt_mean_std", "load_histories", "load_reference", "loss_figure",
+           "table_output", "write_table"]
 
 GRID_KEYS = ("algorithm", "epsilon", "n_agents", "topology", "alpha_d", "seed")
 
@@ -128,6 +128,35 @@ def loss_figure(configs: Sequence[ExperimentConfig], profile: str, name: str, ti
     axes[0, -1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     return fig, label, save_figure(fig, name, caption(label, profile, note))
+
+
+def accountant_note(epsilons: pd.DataFrame) -> str:
+    """The accountant's ε of the runs behind a figure or table, for its caption.
+
+    Parameters
+    ----------
+    epsilons : DataFrame
+        One row per run: ``curve`` (the algorithm or variant as the output labels it),
+        ``nominal`` (the ε the output shows) and ``epsilon_rdp`` (the accountant's ε of the
+        run over all its rounds, max over agents).
+
+    Returns
+    -------
+    str
+        ``accountant epsilon ...: nominal 0.5: DPDL 7.59, DP-DPSGD 0.52`` (the range over the
+        runs of a curve where they differ), then whether the curves of one nominal ε are at
+        equal privacy (within 1 %) or not: a shared nominal ε or σ rule says nothing of that.
+    """
+    parts, unequal = [], False
+    for nominal, group in epsilons.groupby("nominal", sort=True):
+        per_curve = group.groupby("curve", sort=False)["epsilon_rdp"].agg(["min", "max"])
+        parts.append(f"nominal {nominal:g}: " + ", ".join(
+            f"{curve} {lo:.3g}" if np.isclose(lo, hi, rtol=1e-3) else f"{curve} {lo:.3g}-{hi:.3g}"
+            for curve, (lo, hi) in per_curve.iterrows()))
+        unequal |= bool(per_curve["max"].max() > 1.01 * per_curve["min"].min())
+    verdict = "not equal privacy" if unequal else "equal privacy (within 1%)"
+    return (f"accountant epsilon over all rounds (max over agents) by nominal epsilon, {'; '.join(parts)}: "
+            f"{verdict}")
 
 
 def fmt_mean_std(mean: float, std: float, runs: int = 2) -> str:

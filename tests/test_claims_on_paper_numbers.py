@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 from dpdl_core.claims import (VERDICTS, Claim, ClaimSpec, Comparison, claims_frame, combine, compare,
-                              difference_margin, margin_from_stats, table_view)
+                              difference_margin, expect_judged, margin_from_stats, table_view)
 from dpdl_core.papers.dpdl import claims as dpdl_claims
 from dpdl_core.papers.dpdl.results import TABLES as DPDL_TABLES
 from dpdl_core.papers.leasgd import claims as leasgd_claims
@@ -106,6 +106,24 @@ def test_combine_and_margins():
     assert margin_from_stats(float("nan"), 1, 2.0, 4, 0.0) == pytest.approx(2.0)
     c = Comparison.between("x", [1.0, 1.1], [1.05, 1.0])
     assert c.verdict == "inconclusive"
+
+
+def test_expect_judged_fails_on_a_dropped_repeated_or_empty_claim():
+    spec = ClaimSpec("p", "c1", "a claim", "the paper's words", "§1, Table 1", "every cell", "a >= b")
+    other = replace(spec, id="c2")
+    both = claims_frame([spec.claim("holds", "1 > 0", condition="paper noise"),
+                         other.claim("fails", "0 < 1", condition="paper noise")])
+    expect_judged(both, ["c1", "c2"], conditions=["paper noise"])
+    with pytest.raises(AssertionError, match=r"missing \['c2'\]"):
+        expect_judged(both.iloc[:1], ["c1", "c2"])
+    with pytest.raises(AssertionError, match=r"unexpected \['c2'\]"):
+        expect_judged(both, ["c1"])
+    with pytest.raises(AssertionError, match="claims per setting"):
+        expect_judged(both, ["c1", "c2"], conditions=["paper noise", "equal ε"])
+    with pytest.raises(AssertionError, match="claims per setting"):
+        expect_judged(pd.concat([both, both.iloc[:1]]), ["c1", "c2"], conditions=["paper noise"])
+    with pytest.raises(AssertionError, match=r"without evidence: \['c1'\]"):
+        expect_judged(claims_frame([spec.claim("inconclusive", " ")]), ["c1"])
 
 
 def test_claim_fields_and_frame():

@@ -7,13 +7,14 @@ import struct
 
 import matplotlib.pyplot as plt
 import nbformat
+import pandas as pd
 import pytest
 from browser_check import check_site, find_chromium
 
 from dpdl_core import pipeline
 from dpdl_core.cli import main
 from dpdl_core.plotting import caption, parse_caption, save_figure
-from dpdl_core.reporting import write_table
+from dpdl_core.reporting import accountant_note, write_table
 from dpdl_core.site import attribute, build_site, collect_outputs, external_references
 
 SOURCES = pipeline.ROOT / "notebooks"
@@ -174,3 +175,13 @@ def test_browser_check_reports_what_a_reader_would_miss(site):
     assert "index.html: anchor not found: #no-such-anchor" in problems
     assert "index.html: refers to another host: https://example.org/logo.png" in problems
     assert "notebooks/" not in problems  # the notebook page is intact
+
+
+def test_accountant_note_gives_every_curves_epsilon_and_says_whether_privacy_is_equal():
+    runs = pd.DataFrame({"curve": ["DPDL", "DPDL", "DP-DPSGD", "DPDL"], "nominal": [0.5, 0.5, 0.5, 1.0],
+                         "epsilon_rdp": [7.59, 7.7, 0.52, 20.0]})
+    note = accountant_note(runs)
+    assert "nominal 0.5: DPDL 7.59-7.7, DP-DPSGD 0.52; nominal 1: DPDL 20" in note
+    assert note.endswith("not equal privacy")  # one nominal epsilon is no evidence of equal privacy
+    equal = runs.assign(epsilon_rdp=[0.5, 0.502, 0.5, 1.0])
+    assert accountant_note(equal).endswith(": equal privacy (within 1%)")

@@ -13,6 +13,7 @@ budget. Each notebook calls one builder, :func:`inversion_figure_notebook`,
 from __future__ import annotations
 
 import functools
+import math
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -27,7 +28,7 @@ from ...image_metrics import METRIC_NOTE
 from ...outputs import Output
 from ...plotting import caption, figures_dir, save_figure
 from ...profiles import load_profile
-from ...reporting import load_reference, table_output
+from ...reporting import accountant_note, load_reference, table_output
 from ...results import ResultStore
 from ...progress import progress_enabled
 from ...threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
@@ -114,7 +115,8 @@ def table_cells(dataset: str, profile: str) -> list[Cell]:
 
 
 def algorithm_cells(profile: str) -> list[Cell]:
-    """Every algorithm at equal ε on the profile's ``all_algorithms`` setting."""
+    """Every algorithm at the DPDL attack's nominal ε and σ rule (``authors_code``: not equal
+    privacy) on the profile's ``all_algorithms`` setting."""
     extra = load_profile(profile, paper="dpdl")["attack"]["all_algorithms"]
     d = extra["dataset"]
     s = {**_section(profile, d), **extra}
@@ -189,7 +191,7 @@ def inversion_figure(result: AttackResult, config: ExperimentConfig, profile: st
     fig.suptitle(title, fontsize=10)
     extra = (
         f"N = {config.n_agents}, {config.topology}, tapped-message sigma = {result.meta['sigma']['True']:.3g} "
-        f"(training sigma {result.meta['train_sigma']['True']:.3g}); "
+        f"(training sigma {result.meta['train_sigma']['True']:.3g}, accountant epsilon {_accountant(result)}); "
         f"{scale_note(config.dataset, profile)}; PSNR on [0, 1] pixels under each image"
     )
     return fig, save_figure(fig, name, caption(result.meta["dataset_label"], profile, extra))
@@ -278,10 +280,20 @@ def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, titl
     return table_output(name, title, note, cols, body, claim, {"table": table})
 
 
+def _accountant(result: AttackResult) -> str:
+    """The accountant's ε of a cell's DP training run (over all its rounds, max over agents)."""
+    value = (result.meta.get("train_epsilon_rdp") or {}).get("True")
+    return "not recorded (a cache from before it was)" if value is None else f"{value:.3g}"
+
+
 def table_note(results: list[AttackResult], dataset: str, profile: str) -> str:
-    """Caption line: data that ran, profile, scale, metric definitions."""
-    return (f"{results[0].meta['dataset_label']}; profile {profile}; {scale_note(dataset, profile)}; "
-            f"ours (paper); {METRIC_NOTE}; success = PSNR [0,1] >= {SUCCESS_PSNR[dataset]:g} dB")
+    """Caption line: data that ran, profile, scale, the accountant's ε of each cell's DP
+    training run, metric definitions."""
+    accountant = ", ".join(f"{c['topology']} N={c['n_agents']} {_accountant(r)}"
+                           for r in results for c in [r.meta["configs"]["True"]])
+    return (f"{results[0].meta['dataset_label']}; profile {profile}; {scale_note(dataset, profile)}; accountant "
+            f"epsilon of the DP training runs: {accountant}; ours (paper); {METRIC_NOTE}; success = PSNR [0,1] >= "
+            f"{SUCCESS_PSNR[dataset]:g} dB")
 
 
 def algorithms_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame:
@@ -294,6 +306,10 @@ def algorithms_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataF
         s.insert(0, "algorithm", display_name(cfg.algorithm))
         private = s["scenario"].map(res.metrics.groupby("scenario")["private"].first())
         s.insert(2, "sigma", [res.meta["sigma"][str(p)] for p in private])
+        # No defence is not private: its ε is infinite.
+        accountant = (res.meta.get("train_epsilon_rdp") or {}).get("True")
+        s.insert(3, "accountant_eps", [(math.nan if accountant is None else accountant) if p else math.inf
+                                       for p in private])
         frames.append(s)
     out = pd.concat(frames, ignore_index=True)
     out["SSIM"] *= 100
@@ -324,8 +340,12 @@ def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: l
     ax.legend(fontsize=7, title=None)
     cfg, spec = cells[0]
     ax.set_title(f"Gradient inversion on every algorithm's messages, round {max(spec.rounds)}", fontsize=10)
-    extra = (f"N = {cfg.n_agents}, {cfg.topology}, the same epsilon and sigma for every algorithm; "
-             f"dashed: success threshold {threshold:g} dB; {scale_note(cfg.dataset, profile)}")
+    eps = pd.DataFrame([{"curve": display_name(c.algorithm), "nominal": c.epsilon,
+                         "epsilon_rdp": (r.meta.get("train_epsilon_rdp") or {}).get("True", math.nan)}
+                        for (c, _), r in zip(cells, results)])
+    extra = (f"N = {cfg.n_agents}, {cfg.topology}, the same nominal epsilon and sigma rule ({cfg.sigma_rule}) for "
+             f"every algorithm; {accountant_note(eps)}; dashed: success threshold {threshold:g} dB; "
+             f"{scale_note(cfg.dataset, profile)}")
     files = save_figure(fig, name, caption(results[0].meta["dataset_label"], profile, extra))
     cols = list(table.columns)
     md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -368,7 +388,7 @@ def inversion_figure_notebook(key: str, profile: str) -> Output:
 
 def attack_table_notebook(key: str, profile: str) -> Output:
     """Table ``key`` of :data:`ATTACK_TABLES`: attack every cell (cached), tabulate beside the
-    paper, check the privacy claim, write ``figures/dpdl_<key>.md/.tex``.
+    paper, check the privacy claim, write ``figures/<profile>/dpdl_<key>.md/.tex``.
 
     Returns
     -------

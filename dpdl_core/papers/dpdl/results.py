@@ -19,7 +19,8 @@ from ...plan import RunGroup, select_groups
 from ...plotting import figures_dir
 from ...profiles import load_profile
 from ...claims import claims_frame
-from ...reporting import check_stored, fmt_mean_std, load_histories, load_reference, loss_figure, table_output
+from ...reporting import (accountant_note, check_stored, fmt_mean_std, load_histories, load_reference, loss_figure,
+                          table_output)
 from ...results import ResultStore
 from ...sweep import Grid, expand, run_sweep
 from .claims import table_claims
@@ -102,8 +103,13 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None) -> 
     configs = grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])
     run_sweep(configs, workers=workers)
     notes = check_stored(configs)
-    note = scale_note(dataset, profile).split(", noise:")[0] + ", paper noise (sigma rule authors_code)"
-    fig, label, files = loss_figure(configs, profile, f"dpdl_{key}", title, note)
+    store = ResultStore()
+    eps = pd.DataFrame([{"curve": display_name(c.algorithm), "nominal": c.epsilon,
+                         "epsilon_rdp": store.read_header(c.hash)["meta"]["epsilon_rdp_max"]} for c in configs])
+    # The figures run one alpha_d (the scale note lists the tables' two).
+    note = (scale_note(dataset, profile).split(", alpha_d in")[0] + ", alpha_d = 0.25, paper noise (sigma rule "
+            f"authors_code); {accountant_note(eps)}")
+    fig, label, files = loss_figure(configs, profile, f"dpdl_{key}", title, note, store=store)
     return Output(files, claims_frame([]), figure=fig, text="\n".join([label, *notes]))
 
 
@@ -194,7 +200,7 @@ TABLES = {
 
 def accuracy_table_notebook(key: str, profile: str, workers: int | None = None) -> Output:
     """Table ``key`` of :data:`TABLES`: run the grid's missing runs (both α_d), tabulate
-    beside the paper, check the claims, write ``figures/dpdl_<key>.md/.tex``.
+    beside the paper, check the claims, write ``figures/<profile>/dpdl_<key>.md/.tex``.
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """LEASGD's Figure 2 and Table 1, the beyond-the-paper communication plot, and the claims
 checks. One builder per notebook; each runs what the results store lacks (a sweep), draws
-or tabulates, saves ``figures/leasgd_*`` with the data that ran and the profile in the
+or tabulates, saves ``figures/<profile>/leasgd_*`` with the data that ran and the profile in the
 caption, checks the paper's claims on the numbers it shows, and returns an
 :class:`~dpdl_core.outputs.Output`.
 
@@ -229,7 +229,7 @@ def fig02_figure(curves: dict, saving: dict, s: Fig02Settings):
 
 
 def fig02_mnist_communication(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
-    """Figure 2 at ``profile``: run, draw, save ``figures/leasgd_fig02_mnist_communication``.
+    """Figure 2 at ``profile``: run, draw, save ``figures/<profile>/leasgd_fig02_mnist_communication``.
 
     Returns
     -------
@@ -245,7 +245,7 @@ def fig02_mnist_communication(profile: str, workers: int | None = None, store: R
     run_sweep(configs, store=store, workers=_workers(profile, workers))
     curves, saving, claims, label = fig02_analysis(configs, s.smooth, store)
     fig = fig02_figure(curves, saving, s)
-    note = (f"m = {s.n_agents}, {s.rounds} iterations, B = {s.batch_size}, {len(s.seeds)} seed(s), "
+    note = (f"model {s.model}, m = {s.n_agents}, {s.rounds} iterations, B = {s.batch_size}, {len(s.seeds)} seed(s), "
             f"moving average over {s.smooth} iterations; LEASGD p = 4, tau = 1; D-PSGD ring, momentum 0; "
             f"saving {100 * saving['saving']:.1f}% at loss {saving['target']:.3f} (dotted)")
     text = caption(label, profile, note)
@@ -413,7 +413,7 @@ def tab01_analysis(configs, s: Tab01Settings, store: ResultStore) -> tuple[pd.Da
 
 
 def tab01_accuracy_epsilon(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
-    """Table 1 at ``profile``: run, tabulate beside the paper, save ``figures/leasgd_tab01_*``.
+    """Table 1 at ``profile``: run, tabulate beside the paper, save ``figures/<profile>/leasgd_tab01_*``.
 
     Returns
     -------
@@ -522,7 +522,7 @@ class CommSettings:
 
 def communication_all_algorithms(profile: str, workers: int | None = None, store: ResultStore | None = None) -> Output:
     """Training loss against vectors sent (the loop's counter) for every algorithm at one
-    setting; saves ``figures/leasgd_communication_all_algorithms``.
+    setting; saves ``figures/<profile>/leasgd_communication_all_algorithms``.
 
     Returns
     -------

@@ -33,7 +33,7 @@ from ...plan import RunGroup, select_groups
 from ...plotting import caption, save_figure
 from ...profiles import load_profile
 from ...claims import claims_frame
-from ...reporting import load_reference, table_output
+from ...reporting import accountant_note, load_reference, table_output
 from ...results import ResultStore, diverged_round
 from ...sweep import run_sweep
 from ...validation import check_int
@@ -190,6 +190,13 @@ def load_runs(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFram
     return pd.concat(frames, ignore_index=True), label, pd.DataFrame(meta)
 
 
+def _accountant(meta: pd.DataFrame) -> str:
+    """The accountant's ε of every curve (:func:`~dpdl_core.reporting.accountant_note`): the
+    per-message σ rule gives PDSL half the baselines' noise scale, so equal nominal ε is not
+    equal privacy."""
+    return accountant_note(meta.rename(columns={"label": "curve", "epsilon": "nominal"}))
+
+
 # -- Figures 1-6 -----------------------------------------------------------------------------
 
 
@@ -249,7 +256,7 @@ def loss_figure_notebook(key: str, profile: str, workers: int | None = None,
     axes[0, -1].legend(fontsize=7)
     fig.suptitle(f"PDSL paper, {title}", fontsize=10)
     diverged = meta[meta["diverged"]]
-    note = scale_note(dataset, profile)
+    note = f"{scale_note(dataset, profile)}; {_accountant(meta)}"
     if len(diverged):
         note += "; diverged: " + ", ".join(
             f"{r.label} eps={r.epsilon} M={r.n_agents} at round {int(r.diverged_at)} "
@@ -313,7 +320,7 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
 def accuracy_table_notebook(key: str, profile: str, workers: int | None = None,
                             store: ResultStore | None = None) -> Output:
     """Table ``key`` of :data:`TABLES`: run the dataset's grid (all three topologies), tabulate
-    beside the paper, check the claims, write ``figures/pdsl_<key>.md`` and ``.tex``.
+    beside the paper, check the claims, write ``figures/<profile>/pdsl_<key>.md`` and ``.tex``.
 
     Returns
     -------
@@ -327,17 +334,17 @@ def accuracy_table_notebook(key: str, profile: str, workers: int | None = None,
     run_sweep([r.config for r in runs], store=store, workers=workers)
     table, label, meta = accuracy_table(runs, store)
     claims = claims_frame(table_claims(table, key))
-    pdsl_meta = meta[meta["label"] == "PDSL"]
-    eps_rdp = ", ".join(f"{e:g}: {g['epsilon_rdp'].max():.3g}" for e, g in pdsl_meta.groupby("epsilon"))
     note = (f"{label}; profile {profile}; {scale_note(dataset, profile)}. Ours: mean over the agents' local models "
             f"at the last round (x-bar: the average model); paper: {table_name} at 'paper M' (the same M, or the "
-            f"paper's M of the same rank when the profile runs other M; diff only at the paper's own M). Accountant "
-            f"epsilon over all rounds of PDSL's runs, by nominal epsilon: {eps_rdp}. Q (the validation images) is "
-            f"public data outside the DP guarantee.")
-    cols = ["topology", "M", "epsilon", "algorithm", "ours (%)", "ours x-bar (%)", "paper M", "paper (%)", "diff"]
+            f"paper's M of the same rank when the profile runs other M; diff only at the paper's own M); "
+            f"{_accountant(meta)}. Q (the validation images) is public data outside the DP guarantee.")
+    acc = meta.groupby(["topology", "epsilon", "n_agents", "label"])["epsilon_rdp"].max()
+    cols = ["topology", "M", "epsilon", "accountant eps", "algorithm", "ours (%)", "ours x-bar (%)", "paper M",
+            "paper (%)", "diff"]
     rows, bold = [], []
     for k, r in enumerate(table.itertuples()):
-        rows.append([r.topology, int(r.n_agents), r.epsilon, r.label, f"{r.ours:.1f}", f"{r.ours_avg:.1f}",
+        rows.append([r.topology, int(r.n_agents), r.epsilon, f"{acc[(r.topology, r.epsilon, r.n_agents, r.label)]:.3g}",
+                     r.label, f"{r.ours:.1f}", f"{r.ours_avg:.1f}",
                      int(r.paper_m) if not pd.isna(r.paper_m) else "—", "—" if pd.isna(r.paper) else f"{r.paper:.1f}",
                      "—" if pd.isna(r.diff) else f"{r.diff:+.1f}"])
         if r.best:
