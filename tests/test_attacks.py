@@ -171,6 +171,7 @@ def test_tapping_does_not_change_training():
     b, _ = intercept(cfg, AttackSpec(rounds=(3,), n_victims=1))
     # Round 3's tap sees the same state whether or not round 1 was tapped.
     a3 = [it for it in a if it.round == 3]
+    assert len(a3) == len(b) > 0 and len(a) > len(a3)  # round 1 was tapped too
     for x, y in zip(a3, b):
         assert torch.equal(x.model, y.model) and torch.equal(x.message, y.message)
 

@@ -226,7 +226,9 @@ def test_pdsl_loss_rules_hold_on_the_texts_numbers():
     losses = _pdsl_losses()
     assert set(losses["figure"]) == {"fig01_mnist_fully_connected", "fig04_cifar10_fully_connected"}
     for key, g in losses.groupby("figure"):
-        for c in pdsl_claims.figure_claims(g, key):
+        claims = pdsl_claims.figure_claims(g, key)
+        assert [c.id for c in claims] == [s.id for s in pdsl_claims.FIGURE_SPECS[key]]
+        for c in claims:
             if c.id == "fig01.stable_in_m":
                 continue  # the text gives no M = 20 loss for PDSL (only "nearly unchanged")
             assert c.verdict == "holds", (c.id, c.evidence)

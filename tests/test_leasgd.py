@@ -42,8 +42,18 @@ def test_n_followers(m, p, n_f):
             pools.n_followers(m, p)
         return
     assert pools.n_followers(m, p) == n_f
-    assert m - n_f > n_f  # leaders outnumber followers
-    assert math.ceil((m - n_f) / n_f) <= p  # no follower has more than p leaders
+
+
+def test_n_followers_is_the_fewest_giving_no_follower_more_than_p_leaders():
+    # The slow reference: count up from one follower; refused when leaders would not outnumber them.
+    for m in range(2, 41):
+        for p in range(1, 7):
+            fewest = next(k for k in range(1, m + 1) if math.ceil((m - k) / k) <= p)
+            if m - fewest <= fewest:
+                with pytest.raises(ValueError, match="leader pool must be larger"):
+                    pools.n_followers(m, p)
+            else:
+                assert pools.n_followers(m, p) == fewest, (m, p)
 
 
 @pytest.mark.parametrize("m, p", [(2, 4), (4, 1)])

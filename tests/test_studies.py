@@ -147,11 +147,17 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
     # The checkpoint resumes where it stopped in a copy of the store (a fresh clone).
     clone = ResultStore(tmp_path / "clone")
     shutil.copytree(store.root / "checkpoints", clone.root / "checkpoints")
+    from dpdl_core import runner
+    from dpdl_core.provenance import provenance
+
+    here = provenance()
+    # Resumed on another machine (a later session's): the stored run names that one, and
+    # round 1's machine as where its first rounds were computed, for their replay.
+    monkeypatch.setattr(runner, "provenance", lambda device="cpu": {**here, "machine": "elsewhere"})
     resumed = run(b, store=clone, progress=False)
     assert clone.journal()["from_round"].iloc[0] == 2
     pd.testing.assert_frame_equal(resumed.history, run(b, save=False, progress=False).history, check_exact=True)
-    # It records where round 1 was computed, for the replay of its first rounds.
-    assert resumed.meta["started_by"] == {k: resumed.meta[k] for k in resumed.meta["started_by"]}
+    assert resumed.meta["machine"] == "elsewhere" and resumed.meta["started_by"]["machine"] == here["machine"]
     assert set(resumed.meta["started_by"]) >= {"commit", "machine", "cpu_capability", "threads"}
 
 
@@ -288,8 +294,15 @@ def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
     claims, progress = answer_rows()
     assert list(claims.columns) == COLUMNS
     assert set(progress["paper"]) == set(PAPERS)
-    assert claims["verdict"].isin(["holds", "fails", "inconclusive"]).all()
     assert (claims["paper_value"].astype(str) != "").all() and (claims["ours"].astype(str) != "").all()
+    # The verdicts of complete studies are pinned: they change only with a committed run, and
+    # then the findings (docs/studies.md) change with them.
+    verdicts = claims.groupby(["paper", "id"])["verdict"].agg(lambda v: ", ".join(sorted(set(v))))
+    assert verdicts.loc[[("dpdl", "attack.metrics"), ("dpdl", "attack.success"), ("dpdl", "tab01.best"),
+                         ("dpdl", "tab02.best"), ("dpdl", "tab06.best"), ("dpdl", "tab01.denser_is_better"),
+                         ("leasgd", "fig02.saving_30"), ("leasgd", "fig02.lower_per_vector"),
+                         ("pdsl", "tab02.best")]].tolist() == [
+        "holds", "holds", "fails, inconclusive", "fails", "fails", "holds", "fails", "holds", "fails"]
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
@@ -460,7 +473,13 @@ def test_straggler_study_judges_every_fig2_claim_once_every_curve_is_stored(tmp_
     # Every claim of Fig. 2 but the Boston-only sanity band: the upper panels (exact) and the
     # Lemma 1 check beside the lower panels' speed-ups.
     assert sorted(frame["id"]) == sorted(set(SPECS) - set(straggler.NOT_JUDGED)) and "sanity_band" in SPECS
-    assert frame["verdict"].isin(["holds", "fails", "inconclusive"]).all()
+    # The upper panels are exact (Theorems 1-3 on the paper profile's grid), whatever the runs.
+    analytic = {"latency_upper_left.ss_ring": "holds", "latency_upper_left.printed": "fails",
+                "latency_upper_left.diagnostic": "holds", "rand_ring_small_error.printed": "holds",
+                "rand_ring_large_error.printed": "holds", "rand_ring_small_error.diagnostic": "holds",
+                "rand_ring_large_error.diagnostic": "holds", "ss_ring_no_skip_worst": "fails", "ss_ring_on_top": "holds",
+                "rand_ring_small_p.printed": "fails", "rand_ring_small_p.diagnostic": "fails"}
+    assert frame.set_index("id").loc[list(analytic), "verdict"].to_dict() == analytic
     lower = frame[frame["id"].str.startswith(("speedup.", "no_speedup"))]
     assert len(lower) == 3 and lower["tolerance"].str.contains("2 SE over 6 paired runs").all()
     # The scope names the data the curves ran on (the study's: California housing, d = 8).
@@ -792,7 +811,8 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
                                    "tab01.stable_in_m"]
     assert not (tab01["verdict"] == "holds").any()
     waiting = tab01[tab01["verdict"] == "inconclusive"]
-    assert all("not yet run: cifar10 m=3, cifar10 m=6" in w or "hold" in w for w in waiting["why"])
+    assert len(waiting) > 0 and all("not yet run: cifar10 m=3, cifar10 m=6" in w or re.search(r"\d+ of \d+ hold", w)
+                                    for w in waiting["why"])
     assert (rows["paper_value"] != "").all() and (rows["ours"] != "").all()
     # A claim that holds by construction is no evidence: docs/answer.md lists it, the README does not.
     from dpdl_core.answer import answer_markdown, readme_block
@@ -869,7 +889,6 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
     rows = S.answer(store, "smoke", 50).set_index("id")
     assert set(rows.index) >= {"tab01.best", "tab02.best", "fig01.lower_loss", "fig02.lower_loss", "fig03.lower_loss",
                                "fig04.lower_loss", "fig05.lower_loss"}
-    assert rows["verdict"].isin(["holds", "fails", "inconclusive"]).all()
     assert not rows["why"].str.contains("waiting for|not judged").any()
     assert rows.loc["tab02.best", "ours"].startswith("fc M=4 eps 1: PDSL")
     # beyond the paper: Table I's rule in the first cell, each algorithm at the better of two gammas
@@ -976,7 +995,6 @@ def test_dpdl_attack_cell_is_stored_then_judged_by_the_papers_rule(tmp_path, mon
     assert sorted((c.id, c.condition.rsplit(", ", 1)[1]) for c in claims) == [
         ("attack.metrics", "CG channel"), ("attack.metrics", "MM channel"),
         ("attack.success", "CG channel"), ("attack.success", "MM channel")]
-    assert all(c.verdict in ("holds", "fails", "inconclusive") for c in claims)
     metrics = [c for c in claims if c.id == "attack.metrics"][0]
     assert metrics.evidence["paper"].startswith("MSE ND 0.84 vs DP 1.37")  # Table III, bipartite N = 10, CG
     assert "mnist, bipartite N = 10, round 2" in metrics.condition
