@@ -29,6 +29,7 @@ import torch
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
 from .config import ExperimentConfig
+from .validation import env_int
 
 __all__ = ["MAX_STACK_ENV", "MEMORY_ENV", "Stack", "StackedSchedule", "build_stack", "max_stack", "plan_stacks",
            "stack_key"]
@@ -59,15 +60,7 @@ def stack_key(config: ExperimentConfig) -> str | None:
 
 def max_stack() -> int:
     """``$DPDL_STACK``, the most runs in one stack (1 turns stacking off); default 16."""
-    raw = os.environ.get(MAX_STACK_ENV, "")
-    try:
-        value = int(raw) if raw else DEFAULT_MAX_STACK
-    except ValueError:
-        raise ValueError(f"${MAX_STACK_ENV}={raw!r} is not an integer; set it to the most runs per stack "
-                         f"(1 turns stacking off)") from None
-    if value < 1:
-        raise ValueError(f"${MAX_STACK_ENV}={value}; it must be at least 1 (1 turns stacking off)")
-    return value
+    return env_int(MAX_STACK_ENV, DEFAULT_MAX_STACK, "the most runs per stack; 1 turns stacking off")
 
 
 def _memory_budget_mb() -> float:

@@ -165,7 +165,10 @@ def test_plan_stacks_groups_by_key_caps_and_spreads(monkeypatch):
     monkeypatch.setenv("DPDL_STACK_MEMORY_MB", str(2 * 16 * 4 * 4 * 100_000 * 4.0 / 2**20))
     assert max(len(s) for s in plan_stacks(mixed)) == 2  # two runs' state fit the budget
     monkeypatch.setenv("DPDL_STACK", "many")
-    with pytest.raises(ValueError, match="DPDL_STACK.*not an integer"):
+    with pytest.raises(ValueError, match=r"\$DPDL_STACK='many' must be a whole number of at least 1"):
+        plan_stacks(mixed)
+    monkeypatch.setenv("DPDL_STACK", "0")
+    with pytest.raises(ValueError, match=r"\$DPDL_STACK='0' must be a whole number of at least 1"):
         plan_stacks(mixed)
 
 
