@@ -94,11 +94,6 @@ class Topology:
         """1 − λ2(W): smallest non-zero eigenvalue of I − W (MUFFLIATO's λ)."""
         return float(1.0 - self.eigenvalues[1]) if self.n_agents > 1 else 1.0
 
-    @property
-    def absolute_spectral_gap(self) -> float:
-        """1 − max(|λ2|, |λN|) = 1 − √ρ, the contraction rate of one gossip step."""
-        return 1.0 - self.sqrt_rho
-
     def neighbors(self, i: int) -> np.ndarray:
         """Indices j with w_ij > 0, including i itself (the paper's 𝒩_i)."""
         return np.flatnonzero(self.W[i] > 0)

@@ -56,8 +56,6 @@ __all__ = [
 
 Cell = tuple[ExperimentConfig, AttackSpec]
 SCENARIOS = ("ND-CG", "ND-MM", "DPDL-CG", "DPDL-MM")
-# Our column standing for each metric of the paper's tables.
-PAPER_METRICS = {"MSE": "MSE", "PSNR": "PSNR", "SSIM_x100": "SSIM"}
 
 
 def _section(profile: str, dataset: str | None = None) -> dict:
