@@ -109,8 +109,9 @@ class Engine:
     device : torch.device
     memory_mb : float
         Budget for one chunk's per-sample gradients (models_in_chunk·B·P floats). Chunks
-        of tens of MB are fastest on the CI machine (measured best at 48 MB with even chunks
-        for LeNet and the CIFAR-10 CNN; much larger chunks become memory-bound).
+        of tens of MB are fastest on the CI machine; much larger chunks become memory-bound
+        (the measurements behind the default: ``docs/benchmarks.md``, "Engine design
+        choices").
     strategy : {"auto", "shared_batch", "per_edge", "per_model"}
         How :meth:`clipped_sums` batches its work. ``"shared_batch"``: per batch, samples
         outermost and the models that use the batch vmapped inside (the first layer is one
@@ -122,11 +123,11 @@ class Engine:
         deterministic rule of :meth:`choose_strategy` (never by timing: a run's history must
         not depend on machine load). The two agree to float rounding, not bit for bit.
     compile : bool
-        Compile the shared-batch per-sample kernel with ``torch.compile`` (inductor). On the
-        2-core CPU it measured 1.42× the eager kernel for LeNet at B = 216 (6 models per
-        batch), after about a minute of compilation per batch shape; the results agree with
-        the eager kernel to float rounding (~6e-7), not bit for bit, so it is off by default
-        and a config that turns it on hashes differently.
+        Compile the shared-batch per-sample kernel with ``torch.compile`` (inductor): faster
+        for LeNet on the CPU, slower for the CIFAR-10 CNN, after a compilation per batch
+        shape (``docs/benchmarks.md``, "Engine design choices"). The results agree with the
+        eager kernel to float rounding (~6e-7), not bit for bit, so it is off by default and
+        a config that turns it on hashes differently.
     eval_strategy : {"vmap", "per_model"}
         How :meth:`evaluate` pushes M models through a test set. ``"vmap"``: one call over
         all models, ``vmap`` of the module (every conv after the first then runs as a
@@ -147,7 +148,7 @@ class Engine:
     EVAL_STRATEGIES = EVAL_STRATEGIES
     BATCH_GRAD_STRATEGIES = BATCH_GRAD_STRATEGIES
     # Images per forward pass of the per-model evaluation: small enough that a conv net's
-    # activations stay in cache (bench_eval.py: 250 beat 500 and 1000 for the LEASGD CNN).
+    # activations stay in cache (bench_eval.py; docs/benchmarks.md, "Evaluation forward").
     EVAL_CHUNK = 256
 
     def __init__(
@@ -185,8 +186,9 @@ class Engine:
             return loss, loss.detach()
 
         # Samples outermost, models inside with the batch shared: the first layer then
-        # runs as one dense conv over all models' filters (measured 1.5x faster on CPU
-        # than batching (model, batch) pairs, which makes every conv a grouped conv).
+        # runs as one dense conv over all models' filters, faster on CPU than batching
+        # (model, batch) pairs, which makes every conv a grouped conv (docs/benchmarks.md,
+        # "Engine design choices").
         models_on_shared_unit = vmap(grad(unit_loss, has_aux=True), in_dims=(0, None, None))
         self._shared_batch_grads = vmap(models_on_shared_unit, in_dims=(None, 0, 0))
         if compile:
@@ -220,18 +222,13 @@ class Engine:
         any load (a run's history depends on it at float rounding).
 
         The auto rule is ``shared_batch`` for every shape: in interleaved measurements
-        (min of 3-7, the method of ``benchmarks/bench_engine.py``; 2-core machine under
-        load, 2 threads unless noted; time ratio per-edge/shared) sharing the batch won or
-        tied everywhere: LeNet B=16 k=6 2.1× (1 thread), B=216 k=6 1.06× (1 thread),
-        1.5×, 1.8×; CIFAR-10 CNN B=16 k=6 1.6× (1 thread), B=64 k=6 2.3×, B=128 k=6 1.9×,
-        B=216 k=6 0.71×, 1.11× (1 thread), 1.13×, 0.95× (no consistent winner). Two
-        candidates for per_edge measured within the machine's noise and are not taken,
-        because either would change stored histories (at float rounding) for no proven
-        gain: one model per batch (k = 1; DP-DSGD, Muffliato, NetFleet, LEASGD; 0.82-0.98
-        at B = 16 and 216, 1 thread: would change four pinned histories) and one model per
-        memory chunk (2·B·P floats over ``memory_mb``; pdsl_cifar and leasgd_cnn B=216 k=3:
-        0.86×, 1.28×, 0.90×: would change LEASGD ``cpu`` (leasgd_mlp, B=32) and PDSL
-        ``paper`` (B=250) runs).
+        sharing the batch won or tied everywhere (no consistent winner only for the CIFAR-10
+        CNN at B = 216; the ratios: ``docs/benchmarks.md``, "Engine design choices"). Two candidates for per_edge
+        measured within the machine's noise and are not taken, because either would change
+        stored histories (at float rounding) for no proven gain: one model per batch (k = 1;
+        DP-DSGD, Muffliato, NetFleet, LEASGD: would change four pinned histories) and one
+        model per memory chunk (2·B·P floats over ``memory_mb``: would change LEASGD ``cpu``
+        (leasgd_mlp, B=32) and PDSL ``paper`` (B=250) runs).
         """
         if self.strategy != "auto":
             return self.strategy

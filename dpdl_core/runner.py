@@ -63,8 +63,7 @@ __all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "RunInter
 # a few times their start), and a loss of 1e13 is no result to average or tabulate.
 EXPLOSION_FACTOR = 1e3
 # Models a stack evaluates in one call: more makes the activations of a 2,000-image batch
-# memory-bound on the CPU (measured end to end at DPDL's smoke size: 0.98x plain runs with
-# 40 models a call, 0.89x with 160, 0.86x with 640).
+# memory-bound on the CPU (docs/benchmarks.md, "Stacked runs").
 EVAL_MODELS_PER_CALL = 64
 
 

@@ -27,8 +27,8 @@ ATTACK_FUNCTION = "dpdl_core.papers.dpdl.attack_study:attack_run"
 # pixels at or above the dataset's threshold).
 ATTACK_METRICS = ("MSE", "PSNR", "SSIM_x100", "PSNR_01", "success_%")
 # Seconds of one inversion iteration for one image on one core (all images inverted as one
-# batch; measured 1.1 and 1.6 ms on an idle core, raised for a second worker beside it), and
-# training seconds per round (the study's), for the plan's estimate.
+# batch; measured on an idle core and raised for a second worker beside it: docs/benchmarks.md,
+# "Planner estimates"), and training seconds per round (the study's), for the plan's estimate.
 _INVERSION_S = {"mnist": 0.0015, "cifar10": 0.0025}
 _ROUND_S = {"mnist": 1.45, "cifar10": 5.0}
 

@@ -71,7 +71,7 @@ NOISE = {"authors_code": "paper_noise", "rdp": "equal_eps"}
 # Seconds per training round on one core of the 2-core machine, the other core busy, on the
 # bipartite graph (5 neighbours; per-sample kernel as below). DPDL and DP-CGA compute a gradient
 # at every neighbour's model, so theirs scale with the degree + 1; the others' barely depend on
-# the graph. Measured in session 15: docs/studies.md.
+# the graph. Source: docs/benchmarks.md, "Planner estimates".
 _SECONDS_PER_ROUND = {("mnist", "dpdl"): 1.05, ("mnist", "dp_cga"): 1.07, ("mnist", "dp_netfleet"): 0.39,
                       ("mnist", "muffliato"): 0.2, ("mnist", "dp_dpsgd"): 0.2,
                       ("cifar10", "dpdl"): 2.8, ("cifar10", "dp_cga"): 2.75, ("cifar10", "dp_netfleet"): 0.9,
@@ -81,9 +81,8 @@ _BIPARTITE_DEGREE = 5
 # Seconds per evaluation of all N agents' models on the 10,000 test images (fitted to the
 # stored runs' wall times less their training rounds).
 _SECONDS_PER_EVAL = {"mnist": 12.0, "cifar10": 35.0}
-# The per-model per-sample kernel on CIFAR-10's CNN (session 13, whole rounds of the study's
-# configs, interleaved: DPDL ring 1.79 -> 1.27 s, fully connected 6.96 -> 4.82 s); LeNet
-# (MNIST) runs slower with it (0.64x), so MNIST keeps vmap's.
+# The per-model per-sample kernel's speed-up of a whole round on CIFAR-10's CNN; LeNet (MNIST)
+# runs slower with it, so MNIST keeps vmap's. Source: docs/benchmarks.md, "Planner estimates".
 _PER_MODEL_SPEEDUP = {"cifar10": 1.4}
 
 MNIST = dict(n_agents=10, alpha_d=0.25, rounds=1000, batch_size=216, train_samples=None, eval_samples=None,

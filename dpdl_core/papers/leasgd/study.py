@@ -15,13 +15,13 @@ from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure,
 
 __all__ = ["answer", "claims", "figure", "study", "table"]
 
-# Seconds per worker and iteration on one core beside a second study worker: MNIST measured
-# over the stored runs (0.07-0.16), evaluations included; CIFAR-10 training alone, from
-# session 12's timing of 20 iterations at m = 5 and 15 (0.13-0.16).
+# Seconds per worker and iteration on one core beside a second study worker: MNIST over the
+# stored runs, evaluations included; CIFAR-10 training alone. Source: docs/benchmarks.md,
+# "Planner estimates".
 _SECONDS_PER_AGENT_ROUND = {"mnist": 0.08, "cifar10": 0.13}
 # Table 1's CIFAR-10 runs (``test_at: best_validation``) test the m workers' models and their
-# average on the full test set at each new best validation accuracy: 38-52 of the 150
-# evaluations in the stored runs, about 3.6 s per model (16 models in 57 s at m = 15).
+# average on the full test set at each new best validation accuracy: tests per run and
+# seconds per model tested, from the stored runs (docs/benchmarks.md, "Planner estimates").
 _CIFAR10_TESTS, _SECONDS_PER_MODEL_TEST = 45, 3.6
 
 
@@ -52,8 +52,9 @@ def study(profile: str = "paper") -> Study:
                 # T_max; testing all m + 1 models on the full test set every 10 iterations
                 # would be two thirds of a CIFAR-10 run. (The MNIST cells ran before
                 # test_at existed and test at every evaluation.)
-                # And the per-model per-sample kernel: 1.2x a training iteration of the CIFAR-10
-                # CNN (session 13; the estimate's training rate predates it).
+                # And the per-model per-sample kernel: faster for the CIFAR-10 CNN
+                # (docs/benchmarks.md, "Planner estimates"; the estimate's training rate
+                # predates it).
                 cfg = cfg.replace(test_at="best_validation", per_sample_strategy="per_model")
             runs.append(StudyRun(_key(group, cfg), f"LEASGD {'Figure 2' if group == 'fig02' else 'Table 1'}",
                                  prio + (cfg.dataset == "cifar10"), cfg, _estimate_s(group, cfg)))

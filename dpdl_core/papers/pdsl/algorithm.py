@@ -77,9 +77,9 @@ class PDSLParams:
         models at once through the GEMM evaluator (:mod:`.evaluation`; the faster one for
         ``pdsl_mnist``), ``per_model`` one model at a time through oneDNN's channels-last
         convolutions (``Engine.evaluate(strategy="per_model")``; the faster one for
-        ``pdsl_cifar``'s 5×5 convolutions: ``docs/benchmarks.md``). The accuracies agree
-        up to float summation order (a near-tie of two logits may flip), so a run that
-        names ``per_model`` hashes differently.
+        ``pdsl_cifar``'s 5×5 convolutions: ``docs/benchmarks.md``, "PDSL's execution
+        strategies"). The accuracies agree up to float summation order (a near-tie of two
+        logits may flip), so a run that names ``per_model`` hashes differently.
     """
 
     clipping: str = "batch"

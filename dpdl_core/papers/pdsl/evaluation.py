@@ -69,8 +69,8 @@ class StackedEvaluator:
         pass are cut so that it holds (at least one image per pass). Every intermediate
         tensor lives in a buffer allocated once per shape and reused by later passes:
         fresh multi-megabyte tensors would be page-faulted in on every pass, which costs
-        more than the copies themselves (measured: an im2col into a reused buffer is 3.5×
-        faster than into a new tensor).
+        more than the copies themselves (``docs/benchmarks.md``, "PDSL Shapley
+        benchmark").
     """
 
     def __init__(self, engine, x: torch.Tensor, y: torch.Tensor, image_batch: int = 500, workspace_mb: float = 32.0):

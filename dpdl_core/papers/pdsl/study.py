@@ -20,10 +20,10 @@ M, Figure 1 and Table I). Each has PDSL and the four baselines (seed 0) and seed
 paper's strongest baseline there; the ε points are PDSL's alone.
 
 Shrunk on a CPU, and said so in every key and caption: |Q| = 500 validation images instead
-of 2,000 (the Shapley games cost ~1 min per round on one core at |Q| = 500 and ~3 min at
-2,000; measured here), with the stratified estimator's smallest block, R = 10 = n
-permutations (the paper's R is not given; 10 is the spec's value). On a GPU the same runs
-at |Q| = 2,000 are :func:`study` ``(validation_samples=2000)``.
+of 2,000 (the Shapley games dominate a round and their cost grows with |Q|; timings in
+``docs/benchmarks.md``, "Planner estimates"), with the stratified estimator's smallest
+block, R = 10 = n permutations (the paper's R is not given; 10 is the spec's value). On a
+GPU the same runs at |Q| = 2,000 are :func:`study` ``(validation_samples=2000)``.
 
 One seed of each PDSL run (about 3 core-hours each here); the baselines' seeds measure the
 seed spread at this scale, which the verdicts take as PDSL's too (:func:`claims`).
@@ -53,25 +53,22 @@ __all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "cl
 
 CPU_VALIDATION_SAMPLES = 500
 EPSILON = 0.3
-# A PDSL round takes about a minute on one core, so a run spans sessions: a checkpoint every
-# 10 rounds bounds what an abrupt stop loses (not hashed: the runs keep their keys).
+# A PDSL round is slow on one core (docs/benchmarks.md, "Planner estimates"), so a run spans
+# sessions: a checkpoint every 10 rounds bounds what an abrupt stop loses (not hashed: the
+# runs keep their keys).
 CHECKPOINT_EVERY = 10
-# Seconds per round on one core, M = 10 (measured: PDSL 55-90 s/round at |Q| = 500 under
-# load on the fully connected graph; the baselines 6.6 s/round with a second study worker on
-# the other core, most of it the evaluation of 11 models on the 10,000 test images every 5
-# rounds). Other cells are scaled (estimates): the baselines by M, PDSL's Shapley games by
+# Seconds per round on one core, M = 10, fully connected (source: docs/benchmarks.md, "Planner
+# estimates"). Other cells are scaled (estimates): the baselines by M, PDSL's Shapley games by
 # their evaluations per round (fully connected: M agents x R = 10 permutations of M players;
 # bipartite M = 10: 2^6 exact coalitions; ring: 2^3), CIFAR-10 by 3 (its larger CNN).
 _SECONDS_PER_ROUND = {"pdsl": 60.0, "other": 6.6}
 _GAME_SCALE = {"fully_connected": 1.0, "bipartite": 0.64, "ring": 0.08}
 _DATA_SCALE = {"mnist": 1.0, "cifar10": 3.0}
 # PDSL's round relative to the MNIST one above, with the faster strategies the study
-# declares (_FAST); measured 2026-11-26, fully connected M = 10, one thread, interleaved:
-# MNIST 31.7 -> 24.9 s a round (per-model batch gradients), CIFAR-10 62 -> 39 s (and per-model
-# Shapley values); docs/benchmarks.md.
+# declares (_FAST). Source: docs/benchmarks.md, "PDSL's execution strategies".
 _PDSL_SCALE = {"mnist": 0.8, "cifar10": 1.25}
-# The CIFAR-10 baselines with the per-model per-sample kernel (DP-CGA, fully connected: 20.6
-# -> 11.6 s a round, interleaved, session 13).
+# The CIFAR-10 baselines with the per-model per-sample kernel. Source: docs/benchmarks.md,
+# "The per-model per-sample kernel".
 _BASELINE_SPEEDUP = {"per_model": 1.75}
 # How each dataset's PDSL runs are best computed on a CPU (how, never what: twins).
 _FAST = {"mnist": {"batch_grad_strategy": "per_model"},

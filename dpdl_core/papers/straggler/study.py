@@ -23,8 +23,8 @@ from .theorems import SCHEMES, PaperParams
 __all__ = ["CURVE_FUNCTION", "NOT_JUDGED", "curve_spec", "lemma2_gap", "study", "token_ring_curve"]
 
 CURVE_FUNCTION = "dpdl_core.papers.straggler.study:token_ring_curve"
-# Measured here: 7-13 s per 1,000 hops for 100 runs with batches of 100 on one core (the six
-# stored curves: 5.8-10.8 min for 50,000 hops, beside a second worker).
+# Seconds per 1,000 hops of 100 runs with batches of 100 on one core. Source:
+# docs/benchmarks.md, "Planner estimates".
 _SECONDS_PER_KILOHOP = 9.0
 
 
