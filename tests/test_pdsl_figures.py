@@ -1,11 +1,12 @@
 """PDSL figures and tables: the grid the profiles build, the presets, and the claims checks
 on synthetic numbers (so a wrong verdict shows up without running anything)."""
+import numpy as np
 import pandas as pd
 import pytest
 
 from dpdl_core.claims import claims_frame
-from dpdl_core.papers.pdsl.claims import table_claims
-from dpdl_core.papers.pdsl.figures import GridSettings, grid, loss_claims
+from dpdl_core.papers.pdsl.claims import FLUCTUATION_ROUNDS, figure_claims, table_claims
+from dpdl_core.papers.pdsl.figures import GridSettings, final_losses, grid, loss_claims
 from dpdl_core.papers.pdsl.presets import preset
 from dpdl_core.profiles import load_profile
 
@@ -96,3 +97,42 @@ def test_loss_claims_verdicts():
     nf = df.assign(label=df["label"].replace({"DP-DPSGD": "DP-NETFLEET"}))
     ring = loss_claims(nf, "fig03_mnist_ring").set_index("id")
     assert ring.loc["fig03.lower_loss", "evidence"] == "no comparison ran"
+
+
+def _swinging_runs(levels: dict[int, float], swing: float) -> pd.DataFrame:
+    """PDSL's train_loss_mean over 40 rounds at each M: ``level`` times (1 + ``swing``·sin(round))."""
+    rounds = np.arange(1, 41)
+    return pd.DataFrame([(r, "train_loss_mean", level * (1 + swing * np.sin(r)), "PDSL", 0.3, m, 0)
+                         for m, level in levels.items() for r in rounds],
+                        columns=["round", "metric", "value", "label", "epsilon", "n_agents", "seed"])
+
+
+def test_final_losses_fluctuation_is_the_spread_about_the_line():
+    """Oracle: the fluctuation is the residual std (n − 2 dof) of a least-squares line through
+    the last FLUCTUATION_ROUNDS rounds, solved here with lstsq; a steady descent has none."""
+    df = _swinging_runs({4: 1000.0}, 0.1)
+    df["value"] += 7.0 * df["round"]  # a trend the line removes
+    tail = df.sort_values("round")["value"].to_numpy()[-FLUCTUATION_ROUNDS:]
+    a = np.column_stack([np.ones(FLUCTUATION_ROUNDS), np.arange(FLUCTUATION_ROUNDS)])
+    residual = tail - a @ np.linalg.lstsq(a, tail, rcond=None)[0]
+    row = final_losses(df).iloc[0]
+    assert row["value"] == pytest.approx(tail[-3:].mean(), rel=1e-12)
+    assert row["fluctuation"] == pytest.approx(np.sqrt((residual ** 2).sum() / (FLUCTUATION_ROUNDS - 2)), rel=1e-9)
+    steady = df.assign(value=5000.0 - 3.0 * df["round"])
+    assert final_losses(steady).iloc[0]["fluctuation"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_one_seed_stability_is_judged_with_the_runs_own_fluctuation():
+    """A 20% move between one-seed runs that swing by ±10% a round is inside the 25% band but
+    not by more than the swing: inconclusive (it held when one seed meant no spread); a 100%
+    move fails all the same; a steady loss holds."""
+    swinging = final_losses(_swinging_runs({4: 1000.0, 8: 800.0}, 0.1))
+    stable = "fig01.stable_in_m"
+    claim = {c.id: c for c in figure_claims(swinging, "fig01_mnist_fully_connected")}[stable]
+    assert claim.verdict == "inconclusive" and "own fluctuation" in claim.tolerance
+    without = {c.id: c for c in figure_claims(swinging.drop(columns="fluctuation"), "fig01_mnist_fully_connected")}
+    assert without[stable].verdict == "holds"
+    doubled = final_losses(_swinging_runs({4: 1000.0, 8: 2000.0}, 0.1))
+    assert {c.id: c for c in figure_claims(doubled, "fig01_mnist_fully_connected")}[stable].verdict == "fails"
+    steady = final_losses(_swinging_runs({4: 1000.0, 8: 900.0}, 0.0))
+    assert {c.id: c for c in figure_claims(steady, "fig01_mnist_fully_connected")}[stable].verdict == "holds"

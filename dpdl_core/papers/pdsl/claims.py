@@ -23,8 +23,8 @@ import pandas as pd
 
 from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note
 
-__all__ = ["SPECS", "ACCURACY_TOL", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS", "figure_claims",
-           "reach_comparison", "table_claims", "variant_spec"]
+__all__ = ["SPECS", "ACCURACY_TOL", "FLUCTUATION_ROUNDS", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS",
+           "figure_claims", "reach_comparison", "table_claims", "variant_spec"]
 
 PAPER = "pdsl"
 # The package's display names (the curves' and rows' labels); the paper spells DP-NET-FLEET.
@@ -37,6 +37,10 @@ ACCURACY_TOL = 0.05
 LOSS_REL_TOL = 0.05
 # "Nearly unchanged": PDSL's final loss moves by at most 25% from the smallest to the largest M.
 STABLE_REL = 0.25
+# A one-seed run's final loss has no seed spread to read; the part of it one run shows is its
+# own fluctuation, measured over this many last rounds about a straight line (so that a
+# steady descent is not counted as noise).
+FLUCTUATION_ROUNDS = 20
 
 _LOWER_RULE = ("final average training loss (mean of the last logged rounds) of PDSL below each named baseline's, "
                "per (epsilon, M) panel; a difference within 5% of the larger loss plus 2 SE over seeds is inconclusive")
@@ -189,9 +193,25 @@ def table_claims(table: pd.DataFrame, key: str) -> list[Claim]:
 
 
 def _final_stats(final: pd.DataFrame) -> pd.DataFrame:
-    """Per (label, epsilon, n_agents): mean, std and count over seeds of the final loss."""
-    return (final.groupby(["label", "epsilon", "n_agents"])["value"].agg(["mean", "std", "count"])
-            .fillna({"std": 0.0}).reset_index())
+    """Per (label, epsilon, n_agents): mean, std and count over seeds of the final loss; a
+    one-seed row's std is its run's ``fluctuation`` where ``final`` has that column
+    (:func:`.figures.final_losses`), else 0."""
+    stats = final.groupby(["label", "epsilon", "n_agents"])["value"].agg(["mean", "std", "count"]).reset_index()
+    if "fluctuation" in final.columns:
+        own = final.groupby(["label", "epsilon", "n_agents"])["fluctuation"].first().to_numpy()
+        stats["std"] = stats["std"].where(stats["count"] > 1, own)
+    return stats.fillna({"std": 0.0})
+
+
+def _loss_margin_note(tolerance: str, final: pd.DataFrame, stats: pd.DataFrame) -> str:
+    """:func:`~dpdl_core.claims.margin_note`, saying where one-seed rows take their own
+    fluctuation as their spread."""
+    note = margin_note(tolerance, stats["count"])
+    if "fluctuation" in final.columns and (stats["count"] == 1).any():
+        note = note.replace("no seed spread (1 seed)", "2 SE").rstrip()
+        note += (f"; a one-seed row's spread is its own fluctuation (std of its last {FLUCTUATION_ROUNDS} rounds' "
+                 "loss about their straight line)")
+    return note
 
 
 def _lower_loss(spec: ClaimSpec, final: pd.DataFrame) -> Claim:
@@ -208,7 +228,7 @@ def _lower_loss(spec: ClaimSpec, final: pd.DataFrame) -> Claim:
             comps.append(Comparison(f"eps={eps:g} M={m}: vs {lab} ({p['mean']:.3g} vs {b['mean']:.3g})",
                                     b["mean"] - p["mean"],
                                     margin_from_stats(p["std"], p["count"], b["std"], b["count"], tol)))
-    return spec.judge(comps, margin_note(f"{100 * LOSS_REL_TOL:.0f}% of the larger loss", stats["count"]))
+    return spec.judge(comps, _loss_margin_note(f"{100 * LOSS_REL_TOL:.0f}% of the larger loss", final, stats))
 
 
 def _stable_loss(spec: ClaimSpec, final: pd.DataFrame) -> Claim:
@@ -222,7 +242,7 @@ def _stable_loss(spec: ClaimSpec, final: pd.DataFrame) -> Claim:
         comps.append(Comparison(f"eps={eps:g}: M={lo['n_agents']} {lo['mean']:.3g} -> M={hi['n_agents']} "
                                 f"{hi['mean']:.3g}", STABLE_REL * lo["mean"] - abs(hi["mean"] - lo["mean"]),
                                 margin_from_stats(lo["std"], lo["count"], hi["std"], hi["count"])))
-    return spec.judge(comps, margin_note("25% band", stats["count"]))
+    return spec.judge(comps, _loss_margin_note("25% band", final, stats))
 
 
 def figure_claims(final: pd.DataFrame, key: str) -> list[Claim]:

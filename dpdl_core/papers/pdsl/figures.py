@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from ...algorithms import display_name
@@ -37,11 +38,11 @@ from ...reporting import accountant_note, load_reference, table_output
 from ...results import ResultStore, diverged_round
 from ...sweep import run_sweep
 from ...validation import check_int
-from .claims import figure_claims, table_claims
+from .claims import FLUCTUATION_ROUNDS, figure_claims, table_claims
 from .presets import ALGORITHMS, SETTINGS, TOPOLOGIES, preset
 
-__all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "configs", "grid",
-           "load_runs", "loss_claims", "loss_figure_notebook", "scale_note"]
+__all__ = ["FIGURES", "TABLES", "GridSettings", "Run", "accuracy_table", "accuracy_table_notebook", "configs",
+           "final_losses", "grid", "load_runs", "loss_claims", "loss_figure_notebook", "scale_note"]
 
 PAPER = "pdsl"
 # Notebook key -> (dataset, topology, title).
@@ -200,16 +201,48 @@ def _accountant(meta: pd.DataFrame) -> str:
 # -- Figures 1-6 -----------------------------------------------------------------------------
 
 
+def _fluctuation(loss: pd.Series) -> float:
+    """Standard deviation of ``loss`` (one run's last rounds, in order) about its least-squares
+    line; 0 with fewer than three rounds."""
+    y = loss.to_numpy(dtype=float)
+    if len(y) < 3:
+        return 0.0
+    x = np.arange(len(y), dtype=float)
+    residual = y - np.polyval(np.polyfit(x, y, 1), x)
+    return float(np.sqrt((residual ** 2).sum() / (len(y) - 2)))
+
+
+def final_losses(df: pd.DataFrame) -> pd.DataFrame:
+    """Each run's final training loss, the input of :func:`.claims.figure_claims`.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Histories with columns label, epsilon, n_agents, seed, round, value and, optionally,
+        metric (only ``train_loss_mean`` rows are read).
+
+    Returns
+    -------
+    DataFrame
+        One row per (label, epsilon, n_agents, seed): ``value``, the mean of its last
+        :data:`FINAL_WINDOW` logged rounds (one minibatch loss is noisy), and
+        ``fluctuation``, the standard deviation of its last :data:`FLUCTUATION_ROUNDS`
+        rounds about their straight line (the spread a one-seed row is judged with).
+    """
+    if "metric" in df.columns:
+        df = df[df["metric"] == "train_loss_mean"]
+    runs = df.sort_values("round").groupby(["label", "epsilon", "n_agents", "seed"])["value"]
+    return pd.concat([runs.apply(lambda v: v.tail(FINAL_WINDOW).mean()).rename("value"),
+                      runs.apply(lambda v: _fluctuation(v.tail(FLUCTUATION_ROUNDS))).rename("fluctuation")],
+                     axis=1).reset_index()
+
+
 def loss_claims(df: pd.DataFrame, key: str) -> pd.DataFrame:
     """The loss claims the text makes for figure ``key`` (:data:`.claims.FIGURE_SPECS`) on the
-    curves that ran (the paper's PDSL, not variants), as :func:`~dpdl_core.claims.claims_frame`.
-
-    The final loss of a run is the mean of its last :data:`FINAL_WINDOW` logged rounds (one
-    minibatch loss is noisy); the seeds give the spread.
+    curves that ran (the paper's PDSL, not variants), as :func:`~dpdl_core.claims.claims_frame`,
+    on :func:`final_losses`: the seeds give the spread, a one-seed row its own fluctuation.
     """
-    final = (df[df["metric"] == "train_loss_mean"].sort_values("round").groupby(["label", "epsilon", "n_agents", "seed"])
-             .tail(FINAL_WINDOW).groupby(["label", "epsilon", "n_agents", "seed"])["value"].mean().reset_index())
-    return claims_frame(figure_claims(final, key))
+    return claims_frame(figure_claims(final_losses(df), key))
 
 
 def loss_figure_notebook(key: str, profile: str, workers: int | None = None,

@@ -46,7 +46,7 @@ from ...claims import Comparison, margin_from_stats
 from ...studies import Study, StudyRun
 from .claims import (ACCURACY_TOL, BASELINES, FIGURE_SPECS, TABLE_SPECS, figure_claims, reach_comparison,
                      table_claims, variant_spec)
-from .figures import (FIGURES, FINAL_WINDOW, PAPER_M, PAPER_NAMES, TABLES, GridSettings, Run, accuracy_table, grid,
+from .figures import (FIGURES, PAPER_M, PAPER_NAMES, TABLES, GridSettings, Run, accuracy_table, final_losses, grid,
                       load_runs)
 
 __all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "claims", "gamma_cell", "study", "table"]
@@ -494,9 +494,7 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
         if key in TABLES:
             claim = next(c for c in table_claims(t, key) if c.id == spec.id)
         else:
-            df, _, _ = load_runs(runs, store, ["train_loss_mean"])
-            group = ["label", "epsilon", "n_agents", "seed"]
-            final = df.sort_values("round").groupby(group).tail(FINAL_WINDOW).groupby(group)["value"].mean().reset_index()
+            final = final_losses(load_runs(runs, store, ["train_loss_mean"])[0])
             claim = next(c for c in figure_claims(final, key) if c.id == spec.id)
             note = claim.tolerance
         verdict, why = claim.verdict, claim.evidence
