@@ -385,3 +385,21 @@ def test_lemma2_gap_is_one_on_curves_that_depend_on_updates_only():
     lemma2 = (base_hop / (1 - 1e-4)) / (skip_hop / (1 - 0.5))
     factor = measured_speedup(slow[("ss_rand_ring", 1e-4)], base_hop, slow[("ss_rand_ring", 0.5)], skip_hop).factor
     assert factor / lemma2 == pytest.approx(gap["measured / Lemma 2"].item(), rel=1e-9)
+
+
+def test_ordering_claims_read_the_figure_at_the_papers_resolution():
+    """A reversal the figure cannot show (within ON_TOP, the gap the paper calls "on top of
+    each other") does not fail an ordering claim; one beyond it does; an order that shows
+    nowhere decides nothing; ``every_pair`` needs the order to show in each pair."""
+    from dpdl_core.papers.straggler.claims import ON_TOP
+    from dpdl_core.papers.straggler.figures import order_verdict
+
+    shows = np.array([0.5, 0.2, -0.9 * ON_TOP])  # above by 50% early, reversed by 9% at the end
+    hidden = np.array([0.05, -0.05])  # within the resolution everywhere
+    reversed_ = np.array([0.5, -1.05 * ON_TOP])
+    assert order_verdict([shows], every_pair=True) == "holds"
+    assert order_verdict([shows, reversed_], every_pair=False) == "fails"
+    assert order_verdict([hidden], every_pair=True) == "inconclusive"
+    assert order_verdict([shows, hidden], every_pair=True) == "inconclusive"
+    assert order_verdict([shows, hidden], every_pair=False) == "holds"
+    assert order_verdict([np.array([])], every_pair=True) == "inconclusive"  # no common range

@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from ...claims import SPREAD_Z, ClaimSpec, Comparison
 
-__all__ = ["BOOTSTRAP_RESAMPLES", "DATA_PLACEHOLDER", "SPECS", "SPEEDUP_LINE", "TARGET_FRACTION", "lower_scope",
+__all__ = ["BOOTSTRAP_RESAMPLES", "DATA_PLACEHOLDER", "ON_TOP", "SPECS", "SPEEDUP_LINE", "TARGET_FRACTION", "lower_scope",
            "speedup_comparison"]
 
 PAPER = "straggler"
@@ -48,6 +48,12 @@ SPEEDUP_LINE = 1.15
 TARGET_FRACTION = 0.9
 # Bootstrap of the speed-up: resamples of the paired runs (run indices drawn jointly for both curves).
 BOOTSTRAP_RESAMPLES = 1000
+# Our reading of "almost on top of each other and hence difficult to distinguish" (L227): two
+# curves of the upper panels within this relative ε of each other read as one curve. It is
+# also the resolution at which the ordering claims read the figure: a reversal smaller than
+# this is one the paper's own figure cannot show (its p = 1/2 and 7/10 curves, 9% apart,
+# are the ones it calls on top of each other).
+ON_TOP = 0.10
 _UPPER = "upper panels (Theorems 1-3), every p in {1e-4, 1/2, 7/10}"
 # Replaced by the data of the run when a claim is judged (:func:`lower_scope`).
 DATA_PLACEHOLDER = "the housing data of the run"
@@ -86,14 +92,18 @@ SPECS = {s.id: s for s in (
       for k, v in (("printed", "Thm 3 as printed"), ("diagnostic", "Thm 3 diagnostic (ours)"))),
     _spec("ss_ring_no_skip_worst", "SS-Ring curve for p = 1e-4 is the worst (skipping helps)",
           "the SS-Ring curve for $p = 10^{-4}$ is the worst, which means that skipping helps", "Sec. VI-A, L227",
-          _UPPER, "ε(SS-Ring, p=1e-4) above ε(SS-Ring, p) at every common Thm 1 error, for the other p"),
+          _UPPER, "ε(SS-Ring, p=1e-4) above ε(SS-Ring, p) for each other p, read at the figure's resolution (ON_TOP, "
+          "10% relative): fails where it is below by more than 10% at some common Thm 1 error; holds where it is "
+          "nowhere below by more and above by more somewhere, for each other p; otherwise inconclusive"),
     _spec("ss_ring_on_top", "SS-Ring curves for p = 1/2 and 7/10 almost on top of each other",
           "there is not much difference between the SS-Ring curves for $p = 1/2$ and $p = 7/10$ (they are almost on "
           "top of each other and hence difficult to distinguish)", "Sec. VI-A, L227", _UPPER,
-          "largest relative ε difference at common Thm 1 error ≤ 10%"),
+          "largest relative ε difference at common Thm 1 error ≤ 10% (ON_TOP)"),
     *(_spec(f"rand_ring_small_p.{k}", f"SS-Rand-Ring favours small p; no skipping slightly more private ({v})",
             "SS-Rand-Ring favors smaller values of $p$ (i.e., larger timeout)", "Sec. VI-A, L227; L233", _UPPER,
-            "ε(SS-Rand-Ring) non-decreasing in p at every common Thm 1 error")
+            "ε(SS-Rand-Ring) non-decreasing in p, read at the figure's resolution (ON_TOP, 10% relative): fails "
+            "where a larger p is more private by more than 10% at some common Thm 1 error; holds where no adjacent "
+            "pair of p is so reversed and some pair is ordered by more than 10% somewhere; otherwise inconclusive")
       for k, v in (("printed", "Thm 3 as printed"), ("diagnostic", "Thm 3 diagnostic (ours)"))),
     _spec("no_speedup_exponential", "no clear speed-up from skipping for the exponential model",
           "We observe that skipping achieves a clear speed-up compared to no skipping, except for the exponential "
