@@ -16,8 +16,9 @@ never counted as evidence.
 
 How a study builds claims from stored runs: per cell, the seed values of the two sides
 (``a``, ``b``) give ``Comparison.between(label, a, b, tolerance)`` (difference of means,
-margin = tolerance + :data:`SPREAD_Z` standard errors of that difference); then
-``spec.judge(comparisons, tolerance="...")``.
+margin = tolerance + :data:`SPREAD_Z` standard errors of that difference), or, where both
+sides ran the same seeds, ``Comparison.paired`` on seed → value maps (the standard error of
+the per-seed differences); then ``spec.judge(comparisons, tolerance="...")``.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["COLUMNS", "KINDS", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame",
-           "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats", "margin_note", "table_view"]
+           "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats", "margin_note",
+           "paired_margin", "table_view"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
@@ -102,12 +104,31 @@ def difference_margin(a: Sequence[float], b: Sequence[float], tolerance: float =
     return margin_from_stats(std[0], len(a), std[1], len(b), tolerance, z)
 
 
-def margin_note(tolerance: str, seeds: Iterable[int]) -> str:
+def paired_margin(a: Mapping[int, float], b: Mapping[int, float], tolerance: float = 0.0,
+                  z: float = SPREAD_Z) -> float | None:
+    """Tolerance plus ``z`` standard errors of the mean per-seed difference a[s] − b[s], for
+    two sides that ran the same seeds (≥ 2), else None.
+
+    The runs of one seed share what the seed fixes (a run's data partition and initial
+    model), so the two sides' seed values are not independent: their difference varies from
+    seed to seed less than two independent samples would, and only the per-seed differences
+    measure how much (:func:`difference_margin` would treat them as independent).
+    """
+    if set(a) != set(b) or len(a) < 2:
+        return None
+    d = np.array([a[s] - b[s] for s in sorted(a)], dtype=float)
+    return float(tolerance + z * d.std(ddof=1) / math.sqrt(len(d)))
+
+
+def margin_note(tolerance: str, seeds: Iterable[int], paired: bool = False) -> str:
     """The margin in words for a claim's ``tolerance`` field: ``tolerance`` plus the seed
-    spread over runs of ``seeds`` seeds each (one seed: no spread, said so)."""
+    spread over runs of ``seeds`` seeds each (one seed: no spread, said so), of the per-seed
+    differences where ``paired`` (:func:`paired_margin`)."""
     counts = sorted(set(int(n) for n in seeds))
     if counts == [1]:
         return f"{tolerance} + no seed spread (1 seed)"
+    if paired:
+        return f"{tolerance} + {SPREAD_Z:g} SE of the per-seed differences over {'/'.join(map(str, counts))} seeds"
     return f"{tolerance} + {SPREAD_Z:g} SE over {'/'.join(map(str, counts))} seeds"
 
 
@@ -138,6 +159,16 @@ class Comparison:
                 strict: bool = False) -> Comparison:
         """"mean(a) ≥ mean(b)" over the seed values ``a`` and ``b`` (see :func:`difference_margin`)."""
         return cls(label, float(np.mean(a) - np.mean(b)), difference_margin(a, b, tolerance), strict)
+
+    @classmethod
+    def paired(cls, label: str, a: Mapping[int, float], b: Mapping[int, float], tolerance: float = 0.0,
+               strict: bool = False) -> Comparison:
+        """"mean(a) ≥ mean(b)" over seed → value maps: the margin of the per-seed differences
+        where both sides ran the same seeds (:func:`paired_margin`), else as :meth:`between`."""
+        margin = paired_margin(a, b, tolerance)
+        if margin is None:
+            return cls.between(label, list(a.values()), list(b.values()), tolerance, strict)
+        return cls(label, float(np.mean(list(a.values())) - np.mean(list(b.values()))), margin, strict)
 
 
 def _summary(comparisons: Sequence[Comparison]) -> str:

@@ -21,7 +21,8 @@ import pandas as pd
 import pytest
 
 from dpdl_core.claims import (VERDICTS, Claim, ClaimSpec, Comparison, claims_frame, combine, compare,
-                              difference_margin, expect_judged, margin_from_stats, table_view)
+                              difference_margin, expect_judged, margin_from_stats, margin_note, paired_margin,
+                              table_view)
 from dpdl_core.papers.dpdl import claims as dpdl_claims
 from dpdl_core.papers.dpdl.results import TABLES as DPDL_TABLES
 from dpdl_core.papers.leasgd import claims as leasgd_claims
@@ -106,6 +107,34 @@ def test_combine_and_margins():
     assert margin_from_stats(float("nan"), 1, 2.0, 4, 0.0) == pytest.approx(2.0)
     c = Comparison.between("x", [1.0, 1.1], [1.05, 1.0])
     assert c.verdict == "inconclusive"
+
+
+def test_paired_margin_is_the_spread_of_the_per_seed_differences():
+    """Oracle: tolerance + 2·sd(a[s] − b[s])/√n where both sides ran the same seeds; a shared
+    seed offset (what a seed fixes for both sides) cancels in the differences, so a gap that
+    the independent-means margin cannot tell from noise is decided; other seeds on the two
+    sides fall back to the independent-means margin."""
+    offset = {0: 0.0, 1: -3.0, 2: 2.5}  # the seed moves both sides together
+    a = {s: 90.0 + o + d for (s, o), d in zip(offset.items(), (0.1, -0.1, 0.0))}
+    b = {s: 91.0 + o for s, o in offset.items()}
+    d = np.array([a[s] - b[s] for s in offset])
+    assert paired_margin(a, b, 0.05) == pytest.approx(0.05 + 2 * d.std(ddof=1) / np.sqrt(3))
+    paired = Comparison.paired("DPDL vs DP-CGA", a, b, 0.05)
+    unpaired = Comparison.between("DPDL vs DP-CGA", list(a.values()), list(b.values()), 0.05)
+    assert paired.diff == pytest.approx(unpaired.diff) == pytest.approx(-1.0)
+    assert (paired.verdict, unpaired.verdict) == ("fails", "inconclusive")
+    assert paired_margin(a, {**b, 3: 91.0}) is None and paired_margin({0: 1.0}, {0: 2.0}) is None
+    other_seeds = Comparison.paired("x", a, {s + 3: v for s, v in b.items()}, 0.05)
+    assert other_seeds.margin == pytest.approx(unpaired.margin)
+    # DPDL's table rows take it where they carry seed -> value maps, and say so.
+    rows = pd.DataFrame([{"noise": "paper_noise", "alpha_d": 0.25, "topology": "bipartite", "n_agents": 10,
+                          "epsilon": 0.5, "algorithm": alg, "ours_mean": np.mean(list(v.values())),
+                          "ours_std": np.std(list(v.values()), ddof=1), "ours_seeds": v, "runs": 3}
+                         for alg, v in (("dpdl", a), ("dp_cga", b))])
+    best = dpdl_claims.RULES["best"](rows)
+    assert [c.margin for c in best] == [pytest.approx(paired.margin)]
+    assert dpdl_claims.RULES["best"](rows.drop(columns="ours_seeds"))[0].margin == pytest.approx(unpaired.margin)
+    assert "per-seed differences" in margin_note("0.05 pp", [3], paired=True)
 
 
 def test_expect_judged_fails_on_a_dropped_repeated_or_empty_claim():

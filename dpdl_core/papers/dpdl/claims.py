@@ -10,11 +10,13 @@ pins the scopes and applies every rule to ``reference/dpdl_accuracy.csv``.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from ...algorithms import display_name
-from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note
+from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, paired_margin
 
 __all__ = ["SPECS", "ACCURACY_TOL", "ATTACK_SPECS", "ATTACK_TOL", "RULES", "SECTIONS", "TABLE_SPECS", "attack_claims",
            "table_claims"]
@@ -102,6 +104,12 @@ ATTACK_SPECS = {s.id: s for s in (
 SPECS = {**{s.id: s for specs in TABLE_SPECS.values() for s in specs}, **ATTACK_SPECS}
 
 def _margin(a, b) -> float:
+    """Two table rows' margin: of their per-seed differences where both carry seed → value
+    maps of the same seeds (an optional ``ours_seeds`` column, :func:`~dpdl_core.claims.paired_margin`),
+    else of their means' std over seeds."""
+    sa, sb = getattr(a, "ours_seeds", None), getattr(b, "ours_seeds", None)
+    if isinstance(sa, Mapping) and isinstance(sb, Mapping) and (m := paired_margin(sa, sb, ACCURACY_TOL)) is not None:
+        return m
     return margin_from_stats(a.ours_std, a.runs, b.ours_std, b.runs, ACCURACY_TOL)
 
 

@@ -296,7 +296,7 @@ def table(store=None) -> pd.DataFrame:
                      "accountant eps": g["epsilon_rdp_max"].max(), "paper (%)": paper, "paper std": paper_std,
                      "diverged": bool(g["diverged"].any()), "_dataset": dataset, "_setting": setting, "_mode": mode,
                      "_topology": graph, "_epsilon": eps, "_lr": g["lr"].iloc[0], "_clip": g["clip"].iloc[0],
-                     "_algorithm": alg, "_values": acc.tolist()})
+                     "_algorithm": alg, "_values": acc.tolist(), "_seeds": g["seed"].astype(int).tolist()})
     return pd.DataFrame(rows)
 
 
@@ -323,7 +323,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     """"DPDL is best" in one cell: DPDL's seeds against the strongest stored baseline's, once
     every algorithm of the cell (:data:`CELL_ALGORITHMS`) is stored; *inconclusive*, naming
     the missing ones, before."""
-    from ...claims import Comparison, margin_note
+    from ...claims import Comparison, margin_note, paired_margin
     from .claims import ACCURACY_TOL
 
     cell = CELL_ALGORITHMS[dataset]
@@ -332,12 +332,14 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     others = g.drop("dpdl")
     top = others["ours (%)"].idxmax()
     b, name = others.loc[top, "_values"], g.loc[top, "algorithm"]
+    by_seed = [dict(zip(g.loc[alg, "_seeds"], g.loc[alg, "_values"])) for alg in ("dpdl", top)]
+    paired = paired_margin(*by_seed) is not None
     missing = [alg for alg in cell if alg not in g.index]
     compared = [_display(alg) for alg in cell if alg != "dpdl" and alg in g.index]
     not_in_study = [_display(alg) for alg in ALGORITHMS if alg not in cell]
     ref = {alg: _paper_cell(dataset, alg, eps, graph)[0] for alg in cell if alg != "dpdl"}
     paper_top = max(ref, key=ref.get)
-    tol = margin_note(f"{ACCURACY_TOL} pp", [len(a), len(b)])
+    tol = margin_note(f"{ACCURACY_TOL} pp", [len(a), len(b)], paired)
     scope = f"baselines compared: {', '.join(compared)}" + (
         f" ({', '.join(not_in_study)} not in this study's cell)" if not_in_study else "")
     if missing:
@@ -353,7 +355,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
                               f"the study does not seed {name} in this setting: {name} needs seeds 1 and 2 too")
                            + ")", tol, condition=cond)
     else:
-        comp = Comparison.between(f"DPDL {np.mean(a):.1f} vs {name} {np.mean(b):.1f}", a, b, ACCURACY_TOL)
+        comp = Comparison.paired(f"DPDL {np.mean(a):.1f} vs {name} {np.mean(b):.1f}", *by_seed, ACCURACY_TOL)
         claim = spec.judge([comp], tol, condition=cond)
     acc_eps = (g.loc["dpdl", "accountant eps"], others.loc[top, "accountant eps"])
     # Paper noise is the authors' sigma rule, not a calibration: whether the two sides end at
@@ -403,6 +405,8 @@ def _trend_claims(tab: pd.DataFrame) -> list:
         if rows.empty:
             continue
         by_point = {(r["_topology"], r["_epsilon"]): r["_values"] for r in rows.to_dict("records")}
+        seeds_at = {(r["_topology"], r["_epsilon"]): dict(zip(r["_seeds"], r["_values"]))
+                    for r in rows.to_dict("records")}
         name = _setting_name(setting, rows["_lr"].iloc[0], rows["_clip"].iloc[0])
         for key, rule, graph in trends:
             spec = next(x for x in TABLE_SPECS[key] if x.id.endswith(rule))
@@ -413,7 +417,8 @@ def _trend_claims(tab: pd.DataFrame) -> list:
             cond = f"{dataset}, {name}, paper noise" + (f", {graph}" if graph != "bipartite" else "")
             short = [p for p in points if len(by_point.get(p, [])) < MIN_PAIR_SEEDS]
             seeds = [len(by_point.get(p, [])) for p in points]
-            tol = margin_note(f"{ACCURACY_TOL} pp", [max(n, 1) for n in seeds])
+            paired = len({tuple(sorted(seeds_at.get(p, {}))) for p in points}) == 1 and min(seeds) >= 2
+            tol = margin_note(f"{ACCURACY_TOL} pp", [max(n, 1) for n in seeds], paired)
             if short:
                 claim = spec.claim("inconclusive", "not judged: each point needs "
                                    f"{MIN_PAIR_SEEDS} seeds; short: " + ", ".join(
@@ -423,7 +428,8 @@ def _trend_claims(tab: pd.DataFrame) -> list:
                 frame = pd.DataFrame([{"noise": "paper_noise", "alpha_d": 0.25, "topology": g, "n_agents": 10,
                                        "epsilon": eps, "algorithm": "dpdl", "ours_mean": float(np.mean(by_point[g, eps])),
                                        "ours_std": float(np.std(by_point[g, eps], ddof=1)),
-                                       "runs": len(by_point[g, eps])} for g, eps in points])
+                                       "ours_seeds": seeds_at[g, eps], "runs": len(by_point[g, eps])}
+                                      for g, eps in points])
                 claim = spec.judge(RULES[rule](spec.select(frame)), tol, condition=cond)
             out.append(dataclasses.replace(claim, evidence={
                 "paper": f"DPDL {' / '.join(f'{v:.1f}' for v in paper)} ({label})",
