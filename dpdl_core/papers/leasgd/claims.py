@@ -29,8 +29,9 @@ LOWER_SHARE = 0.9
 
 
 def _fig(id_, statement, quote, where, rule, by_construction=False) -> ClaimSpec:
-    return ClaimSpec(PAPER, f"fig02.{id_}", statement, quote, where, "Figure 2: MNIST, non-private, m = 5", rule,
-                     by_construction=by_construction)
+    return ClaimSpec(PAPER, f"fig02.{id_}", statement, quote, where,
+                     "Figure 2: MNIST, non-private, m = 5, p = 4 leaders per follower (the spec's; the paper states "
+                     "no p)", rule, by_construction=by_construction)
 
 
 FIG02_SPECS = {s.id: s for s in (
@@ -41,10 +42,12 @@ FIG02_SPECS = {s.id: s for s in (
     _fig("faster_start", "(a) LEASGD converges faster at the beginning",
          "Figure 2(a) shows that LEASGD converges faster than D-PSGD at the beginning of the training process",
          "§4, Figure 2(a)", "mean training loss over the first tenth of the iterations below D-PSGD's; within 2 SE "
-         "(over those iterations' minibatch losses of every seed) is inconclusive"),
+         "of the per-seed differences of those window means is inconclusive (one seed: 2 SE over its minibatch "
+         "losses in the window)"),
     _fig("lower_end", "(a) LEASGD reaches a lower loss at the end", "also achieves a lower loss function at the end",
          "§4, Figure 2(a)", "mean training loss over the last tenth of the iterations below D-PSGD's; within 2 SE "
-         "(over those iterations' minibatch losses of every seed) is inconclusive"),
+         "of the per-seed differences of those window means is inconclusive (one seed: 2 SE over its minibatch "
+         "losses in the window)"),
     _fig("lower_per_vector", "(b) at equal transmitted vectors LEASGD has the lower loss",
          "with the same transmitted vectors, LEASGD achieves better training loss", "§4, Figure 2(b)",
          f"LEASGD's smoothed loss below D-PSGD's at >= {LOWER_SHARE:.0%} of 200 points of the common range of "
@@ -118,14 +121,23 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
     share = float(np.mean(np.interp(grid, L["vectors"], L["loss"]) < np.interp(grid, D["vectors"], D["loss"])))
     n_seeds = [seeds[a].shape[1] for a in PAIR]
 
+    paired = set(seeds["leasgd"].columns) == set(seeds["dp_dpsgd"].columns) and min(n_seeds) >= 2
+
     def window(rows: slice, what: str) -> Comparison:
-        """D-PSGD's minus LEASGD's mean loss over the iterations ``rows`` of every seed."""
-        lea, dps = (seeds[a].iloc[rows].to_numpy().ravel() for a in PAIR)
-        return Comparison(f"mean loss over the {what} {head} iterations {lea.mean():.4f} vs {dps.mean():.4f}",
-                          dps.mean() - lea.mean(), difference_margin(dps, lea), strict=True)
+        """D-PSGD's minus LEASGD's mean loss over the iterations ``rows``: per seed, its window
+        mean, paired by seed (the spread of the per-seed differences); with one seed, or other
+        seeds on the two sides, the spread of the window's minibatch losses."""
+        lea, dps = (seeds[a].iloc[rows] for a in PAIR)
+        label = (f"mean loss over the {what} {head} iterations {lea.to_numpy().mean():.4f} vs "
+                 f"{dps.to_numpy().mean():.4f}")
+        if paired:
+            return Comparison.paired(label, dps.mean().to_dict(), lea.mean().to_dict(), strict=True)
+        lea, dps = lea.to_numpy().ravel(), dps.to_numpy().ravel()
+        return Comparison(label, dps.mean() - lea.mean(), difference_margin(dps, lea), strict=True)
 
     specs = FIG02_SPECS
-    spread = f"2 SE over {head} iterations x {'/'.join(map(str, sorted(set(n_seeds))))} seed(s)"
+    spread = (f"2 SE of the per-seed differences of the window means over {n_seeds[0]} seeds" if paired else
+              f"2 SE over {head} iterations x {'/'.join(map(str, sorted(set(n_seeds))))} seed(s)")
     fewer = per_iter["leasgd"] < per_iter["dp_dpsgd"]
     verdict_b = "holds" if share >= LOWER_SHARE else "fails" if share < 0.5 else "inconclusive"
     return [

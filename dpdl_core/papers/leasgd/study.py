@@ -12,6 +12,7 @@ from ...answer import answer_frame
 from ...studies import Study, StudyRun
 from .claims import CLAIMED_SAVING, tab01_claims
 from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure, tab01_analysis
+from .presets import ALGORITHMS
 
 __all__ = ["answer", "claims", "figure", "study", "table"]
 
@@ -129,8 +130,10 @@ def _fig02_claims(store, profile: str) -> list:
                            f"D-PSGD {raw['dp_dpsgd'][1]:.4f}",
         "fig02.saving_30": f"{100 * saving['saving']:.1f}% fewer vectors to loss {saving['target']:.3f}",
     }
-    setting = (f"{label}, non-private, m = {s.n_agents}, {s.rounds:,} iterations, B = {s.batch_size}, "
-               f"{_seeds([len(s.seeds)])}")
+    # p sets the per-iteration count behind the saving, and the paper states none (docs/leasgd.md).
+    p = ALGORITHMS["leasgd"][1]["leaders_per_follower"]
+    setting = (f"{label}, non-private, m = {s.n_agents}, p = {p} leaders per follower (the spec's), "
+               f"{s.rounds:,} iterations, B = {s.batch_size}, {_seeds([len(s.seeds)])}")
     return [_with(c, setting, _FIG02_PAPER[c.id], ours.get(c.id, c.evidence)) for c in claims]
 
 
