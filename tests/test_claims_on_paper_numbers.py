@@ -365,6 +365,27 @@ def test_dpdl_attack_metrics_has_a_margin_so_noise_cannot_decide_it():
     assert "2 SE over the attacked images" in claim.tolerance and "PSNR 0.5" in claim.tolerance
 
 
+def test_dpdl_attack_success_needs_more_undefended_successes_than_chance_gives():
+    """0 DP successes against 1 of 8 undefended ones is no evidence (one-sided Fisher p = 0.5):
+    inconclusive; against 6 of 8 it holds (p = 0.0035, an oracle from the hypergeometric
+    tail); without image counts the rule is the bare counts; a DP success fails."""
+    base = {"MSE": 1.40, "PSNR": 4.5, "SSIM_x100": 4.0}
+    nd = {"MSE": 0.80, "PSNR": 7.0, "SSIM_x100": 15.0}
+
+    def success(dp_pct, nd_pct, **kw):
+        claims = dpdl_claims.attack_claims(_attack_table({**base, "success_%": dp_pct},
+                                                         {**nd, "success_%": nd_pct}, **kw))
+        return next(c for c in claims if c.id == "attack.success")
+
+    weak, strong = success(0.0, 12.5, std=0.1, n=8), success(0.0, 75.0, std=0.1, n=8)
+    assert weak.verdict == "inconclusive" and "1 of 8 vs 0 of 8" in weak.evidence
+    assert strong.verdict == "holds" and "Fisher" in strong.tolerance
+    # P(at least 6 of the 6 successes land in the undefended 8 of 16 images) = C(8,6) / C(16,6).
+    assert f"Fisher p = {math.comb(8, 6) / math.comb(16, 6):.2g}" in strong.evidence
+    assert success(0.0, 12.5).verdict == "holds"  # no counts: the rule the paper's own words give
+    assert success(12.5, 75.0, std=0.1, n=8).verdict == "fails"
+
+
 def test_dpdl_attack_table_carries_the_spread_over_the_attacked_images():
     """The Tables III-IV builder gives the claims each metric's std over the attacked images
     and their number, so the margin is the tolerance plus 2 SE of those images."""

@@ -96,8 +96,9 @@ ATTACK_SPECS = {s.id: s for s in (
               "when the Gaussian mechanism is applied in our algorithm, the adversary fails to effectively reconstruct "
               "the agents’ private data", f"{SECTIONS['5-6']}, Figures 5-6", "every cell, per channel",
               "holds when the best success rate (PSNR threshold) of the DPDL scenario is 0 and the no-defence "
-              "scenario's above 0; fails when a DPDL reconstruction succeeds; inconclusive when no undefended one "
-              "does (an attack too weak to tell)"),
+              "scenario's above 0, by a one-sided Fisher exact test at 5% over the attacked images where their "
+              "counts are known; fails when a DPDL reconstruction succeeds; inconclusive when no undefended one "
+              "does, or too few to tell from chance (an attack too weak to tell)"),
 )}
 
 # Every claim of the paper, by id.
@@ -178,20 +179,38 @@ def table_claims(table: pd.DataFrame, key: str) -> list[Claim]:
 _WORSE = {"MSE": 1, "PSNR": -1, "SSIM_x100": -1}
 
 
-def _success(channel: str, dp_best: float, nd_best: float) -> Claim:
-    """``attack.success`` of one channel from the best success share (%) of each scenario."""
+# One-sided level of the test that the undefended attack succeeds more often than the DP one.
+SUCCESS_LEVEL = 0.05
+
+
+def _success(channel: str, dp_best: float, nd_best: float, counts: tuple[int, int, int, int] | None = None) -> Claim:
+    """``attack.success`` of one channel from the best success share (%) of each scenario;
+    ``counts`` (successes and images of the DP and the no-defence scenario in the no-defence
+    scenario's best cell) add a one-sided Fisher exact test: with few images a 0 against a
+    few successes is no evidence that the noise prevents them."""
     spec = ATTACK_SPECS["attack.success"]
     evidence = f"best success: DP {dp_best:.0f}%, no defence {nd_best:.0f}%"
+    rule = "exact counts"
     if not (np.isfinite(dp_best) and np.isfinite(nd_best)):
-        return spec.claim("inconclusive", evidence + " (not measured)", "exact counts", condition=channel)
+        return spec.claim("inconclusive", evidence + " (not measured)", rule, condition=channel)
     if dp_best > 0:
         verdict = "fails"
     elif nd_best > 0:
         verdict = "holds"
+        if counts is not None:
+            from scipy.stats import fisher_exact
+
+            k_dp, n_dp, k_nd, n_nd = counts
+            p = float(fisher_exact([[k_nd, n_nd - k_nd], [k_dp, n_dp - k_dp]], alternative="greater").pvalue)
+            rule = f"exact counts; one-sided Fisher exact test at {SUCCESS_LEVEL:.0%} over the attacked images"
+            evidence += f"; {k_nd} of {n_nd} vs {k_dp} of {n_dp} images, Fisher p = {p:.2g}"
+            if p >= SUCCESS_LEVEL:
+                verdict, evidence = "inconclusive", evidence + ": too few undefended successes to tell the noise's " \
+                    "effect from chance"
     else:
         verdict, evidence = "inconclusive", evidence + ": the attack reconstructs nothing even without noise, so " \
             "it cannot show what the noise prevents"
-    return spec.claim(verdict, evidence, "exact counts", condition=channel)
+    return spec.claim(verdict, evidence, rule, condition=channel)
 
 
 def attack_claims(table: pd.DataFrame) -> list[Claim]:
@@ -226,5 +245,11 @@ def attack_claims(table: pd.DataFrame) -> list[Claim]:
         out.append(ATTACK_SPECS["attack.metrics"].judge(comps, tol, condition=channel))
         if "success_%" in wide.index.get_level_values("metric"):
             rates = wide["ours"].xs("success_%", level="metric")
-            out.append(_success(channel, float(rates[dp].max()), float(rates[nd].max())))
+            counts = None
+            if spread:
+                cell = rates[nd].idxmax()
+                n = wide["n"].xs("success_%", level="metric").loc[cell]
+                counts = tuple(int(x) for x in (round(rates.loc[cell, dp] * n[dp] / 100), n[dp],
+                                                round(rates.loc[cell, nd] * n[nd] / 100), n[nd]))
+            out.append(_success(channel, float(rates[dp].max()), float(rates[nd].max()), counts))
     return out
