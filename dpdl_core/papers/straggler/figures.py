@@ -34,7 +34,7 @@ from .theorems import SCHEMES, PaperParams, thm1_bound, thm2_epsilon, thm3_as_pr
 from .token_ring import TokenRingConfig, TokenRingResult, run_token_ring
 
 __all__ = ["FIGURE_NAME", "PROBABILITIES", "Fig02Settings", "Speedup", "check_claims", "fig02_tradeoffs",
-           "lower_panel_claims", "measured_speedup", "speedup_factors"]
+           "lower_panel_claims", "measured_speedup", "order_verdict", "speedup_factors"]
 
 FIGURE_NAME = "straggler_fig02_tradeoffs"
 PROBABILITIES = (1e-4, 0.5, 0.7)  # Sec. VI-A
