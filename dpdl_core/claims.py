@@ -10,13 +10,16 @@ DataFrame that notebooks print and tables append.
 
 Verdicts carry their margin: a comparison "a ≥ b" holds when a − b exceeds the margin
 (the stated tolerance plus the seed spread), fails when it is below −margin, and is
-*inconclusive* in between, so a tie inside the noise is never reported as a failure.
+*inconclusive* in between, so a tie inside the noise is never reported as a failure. The
+seed spread is a two-sided 95% band (:data:`COVERAGE`): Student's t at the seeds' degrees of
+freedom times the standard error, never under :data:`SPREAD_Z` standard errors
+(:func:`spread_z`).
 Claims that hold by construction (the algorithm cannot do otherwise) are labelled and
 never counted as evidence.
 
 How a study builds claims from stored runs: per cell, the seed values of the two sides
 (``a``, ``b``) give ``Comparison.between(label, a, b, tolerance)`` (difference of means,
-margin = tolerance + :data:`SPREAD_Z` standard errors of that difference), or, where both
+margin = tolerance + :func:`spread_z` standard errors of that difference), or, where both
 sides ran the same seeds, ``Comparison.paired`` on seed → value maps (the standard error of
 the per-seed differences); then ``spec.judge(comparisons, tolerance="...")``.
 """
@@ -29,15 +32,18 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMNS", "KINDS", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison", "claims_frame",
-           "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats", "margin_note",
-           "paired_margin", "table_view"]
+__all__ = ["COLUMNS", "COVERAGE", "KINDS", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
+           "claims_frame", "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats",
+           "margin_note", "paired_margin", "spread_z", "table_view", "welch_df"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
 # a question the paper does not ask (a variant, a control).
 KINDS = ("paper", "check", "beyond the paper")
-# Standard errors of a difference of seed means counted as noise (about a 95% band).
+# Two-sided coverage of the seed-spread band of a margin.
+COVERAGE = 0.95
+# The fewest standard errors a margin counts as noise: the band at many degrees of freedom
+# (the normal's 1.96, rounded up), and the factor where no degrees of freedom are known.
 SPREAD_Z = 2.0
 # Relative float rounding below which a difference equals the margin (see :func:`compare`).
 ROUNDING = 1e-9
@@ -88,15 +94,62 @@ def combine(verdicts: Iterable[str]) -> str:
     return "inconclusive" if not verdicts or "inconclusive" in verdicts else "holds"
 
 
+def spread_z(df: float = math.inf) -> float:
+    """Standard errors of a difference counted as noise at ``df`` degrees of freedom.
+
+    Student's t quantile of a two-sided :data:`COVERAGE` band, never under :data:`SPREAD_Z`
+    (an infinite or unknown ``df``: :data:`SPREAD_Z`). A mean over three seeds estimates its
+    own spread from two degrees of freedom, where 2 SE would be an 82% band and the 95% one
+    is 4.30 SE.
+
+    Parameters
+    ----------
+    df : float
+        Degrees of freedom of the standard error (``n − 1`` for ``n`` paired seeds,
+        :func:`welch_df` for two independent sides).
+
+    Returns
+    -------
+    float
+    """
+    if not df > 0 or math.isinf(df):
+        return SPREAD_Z
+    from scipy.stats import t  # scipy is slow to import; only margins need it
+
+    return max(SPREAD_Z, float(t.ppf(0.5 + COVERAGE / 2, df)))
+
+
+def welch_df(parts: Iterable[tuple[float, int]]) -> float:
+    """Welch–Satterthwaite degrees of freedom of a sum of independent means' variances.
+
+    Parameters
+    ----------
+    parts : iterable of (float, int)
+        Each mean's squared standard error and its number of seeds. A part of one seed with a
+        spread (a run's own fluctuation, not a seed spread) counts as known: it adds variance
+        and takes no degree of freedom.
+
+    Returns
+    -------
+    float
+        ``inf`` when no part estimates its spread from seeds.
+    """
+    parts = [(float(v), int(n)) for v, n in parts if np.isfinite(v) and v > 0]
+    den = sum(v ** 2 / (n - 1) for v, n in parts if n > 1)
+    return sum(v for v, _ in parts) ** 2 / den if den > 0 else math.inf
+
+
 def margin_from_stats(std_a: float, n_a: int, std_b: float, n_b: int, tolerance: float = 0.0,
-                      z: float = SPREAD_Z) -> float:
+                      z: float | None = None) -> float:
     """Tolerance plus ``z`` standard errors of mean(a) − mean(b), from each side's standard
-    deviation over seeds and number of seeds (a NaN std, one seed, counts as no spread)."""
-    var = sum(0.0 if not np.isfinite(s) else float(s) ** 2 / max(int(n), 1) for s, n in ((std_a, n_a), (std_b, n_b)))
-    return float(tolerance + z * math.sqrt(var))
+    deviation over seeds and number of seeds (a NaN std, one seed, counts as no spread);
+    ``z`` defaults to :func:`spread_z` at the :func:`welch_df` of the two sides."""
+    parts = [(0.0 if not np.isfinite(s) else float(s) ** 2 / max(int(n), 1), int(n)) for s, n in ((std_a, n_a), (std_b, n_b))]
+    z = spread_z(welch_df(parts)) if z is None else z
+    return float(tolerance + z * math.sqrt(sum(v for v, _ in parts)))
 
 
-def difference_margin(a: Sequence[float], b: Sequence[float], tolerance: float = 0.0, z: float = SPREAD_Z) -> float:
+def difference_margin(a: Sequence[float], b: Sequence[float], tolerance: float = 0.0, z: float | None = None) -> float:
     """:func:`margin_from_stats` of the seed values ``a`` and ``b``; with one seed on a side
     there is no spread to estimate from it (its part of the margin is zero)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -105,9 +158,10 @@ def difference_margin(a: Sequence[float], b: Sequence[float], tolerance: float =
 
 
 def paired_margin(a: Mapping[int, float], b: Mapping[int, float], tolerance: float = 0.0,
-                  z: float = SPREAD_Z) -> float | None:
+                  z: float | None = None) -> float | None:
     """Tolerance plus ``z`` standard errors of the mean per-seed difference a[s] − b[s], for
-    two sides that ran the same seeds (≥ 2), else None.
+    two sides that ran the same seeds (≥ 2), else None; ``z`` defaults to :func:`spread_z`
+    at n − 1 degrees of freedom.
 
     The runs of one seed share what the seed fixes (a run's data partition and initial
     model), so the two sides' seed values are not independent: their difference varies from
@@ -117,6 +171,7 @@ def paired_margin(a: Mapping[int, float], b: Mapping[int, float], tolerance: flo
     if set(a) != set(b) or len(a) < 2:
         return None
     d = np.array([a[s] - b[s] for s in sorted(a)], dtype=float)
+    z = spread_z(len(d) - 1) if z is None else z
     return float(tolerance + z * d.std(ddof=1) / math.sqrt(len(d)))
 
 
@@ -128,8 +183,9 @@ def margin_note(tolerance: str, seeds: Iterable[int], paired: bool = False) -> s
     if counts == [1]:
         return f"{tolerance} + no seed spread (1 seed)"
     if paired:
-        return f"{tolerance} + {SPREAD_Z:g} SE of the per-seed differences over {'/'.join(map(str, counts))} seeds"
-    return f"{tolerance} + {SPREAD_Z:g} SE over {'/'.join(map(str, counts))} seeds"
+        return (f"{tolerance} + {spread_z(min(counts) - 1):.2g} SE (Student's t, 95%) of the per-seed differences "
+                f"over {'/'.join(map(str, counts))} seeds")
+    return f"{tolerance} + t SE (Student's t, 95%, Welch df; at least {SPREAD_Z:g}) over {'/'.join(map(str, counts))} seeds"
 
 
 @dataclass(frozen=True)
@@ -270,7 +326,7 @@ class Claim(_Stated):
     evidence : str or mapping
         The measured numbers.
     tolerance : str
-        The tolerance and seed spread the verdict used (``0.1 pp + 2 SE over 3 seeds``).
+        The tolerance and seed spread the verdict used (``0.1 pp + 4.3 SE (Student's t, 95%) of the per-seed differences over 3 seeds``).
     verdict : str
         ``holds``, ``fails`` or ``inconclusive``.
     condition : str

@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
-from dpdl_core.claims import (VERDICTS, Claim, ClaimSpec, Comparison, claims_frame, combine, compare,
-                              difference_margin, expect_judged, margin_from_stats, margin_note, paired_margin,
+from dpdl_core.claims import (SPREAD_Z, VERDICTS, Claim, ClaimSpec, Comparison, claims_frame, combine, compare,
+                              difference_margin, expect_judged, margin_from_stats, margin_note, paired_margin, spread_z, welch_df,
                               table_view)
 from dpdl_core.papers.dpdl import claims as dpdl_claims
 from dpdl_core.papers.dpdl.results import TABLES as DPDL_TABLES
@@ -99,18 +100,44 @@ def test_combine_and_margins():
     assert combine(["holds", "holds"]) == "holds"
     assert combine(["holds", "inconclusive"]) == "inconclusive"
     assert combine(["inconclusive", "fails"]) == "fails"
-    # Seed spread: 2 standard errors of the difference of means, plus the tolerance.
+    # Seed spread: Student's t (95%, Welch's degrees of freedom) standard errors of the
+    # difference of means, plus the tolerance; Welch's df by hand: (1/3 + 1)^2 / ((1/3)^2/2 + 1^2/2).
     a, b = [1.0, 2.0, 3.0], [0.0, 0.0, 3.0]
     se = np.sqrt(np.var(a, ddof=1) / 3 + np.var(b, ddof=1) / 3)
-    assert difference_margin(a, b, 0.1) == pytest.approx(0.1 + 2 * se)
+    assert welch_df([(1 / 3, 3), (1.0, 3)]) == pytest.approx(3.2)
+    assert difference_margin(a, b, 0.1) == pytest.approx(0.1 + scipy.stats.t.ppf(0.975, 3.2) * se)
+    assert difference_margin(a, b, 0.1, z=2.0) == pytest.approx(0.1 + 2 * se)
     assert difference_margin([1.0], [0.0], 0.1) == 0.1  # one seed: no spread to estimate
-    assert margin_from_stats(float("nan"), 1, 2.0, 4, 0.0) == pytest.approx(2.0)
+    # n = 4 seeds on one side, none on the other: t at 3 df.
+    assert margin_from_stats(float("nan"), 1, 2.0, 4, 0.0) == pytest.approx(scipy.stats.t.ppf(0.975, 3))
+    # A one-seed side's own spread (not a seed spread) takes no degree of freedom: 2 SE.
+    assert margin_from_stats(2.0, 1, 0.0, 1, 0.0) == pytest.approx(4.0)
     c = Comparison.between("x", [1.0, 1.1], [1.05, 1.0])
     assert c.verdict == "inconclusive"
 
 
+def test_spread_z_is_students_t_never_under_two():
+    """Tabulated two-sided 95% quantiles of Student's t; many or unknown degrees of freedom
+    give the floor SPREAD_Z (2, the normal's 1.96 rounded up, as before)."""
+    for df, t in ((1, 12.706), (2, 4.303), (3, 3.182), (10, 2.228), (30, 2.042)):
+        assert spread_z(df) == pytest.approx(t, abs=1e-3)
+    assert spread_z(99) == spread_z(math.inf) == spread_z(0) == spread_z(float("nan")) == SPREAD_Z == 2.0
+
+
+def test_paired_margin_covers_95_percent_at_three_seeds():
+    """Statistical: with three seeds and no true difference, |mean difference| exceeds the
+    paired margin in 5% of draws (2 SE would miss 18%). 4,000 draws: 5% ± 1.1% is 3 SE."""
+    rng = np.random.default_rng(0)
+    outside = 0
+    for _ in range(4000):
+        d = rng.normal(size=3)
+        outside += abs(d.mean()) > paired_margin(dict(enumerate(d)), dict.fromkeys(range(3), 0.0))
+    assert abs(outside / 4000 - 0.05) < 0.011
+
+
 def test_paired_margin_is_the_spread_of_the_per_seed_differences():
-    """Oracle: tolerance + 2·sd(a[s] − b[s])/√n where both sides ran the same seeds; a shared
+    """Oracle: tolerance + t·sd(a[s] − b[s])/√n where both sides ran the same seeds (t: Student's
+    95% quantile at n − 1 degrees of freedom, 4.30 at three seeds); a shared
     seed offset (what a seed fixes for both sides) cancels in the differences, so a gap that
     the independent-means margin cannot tell from noise is decided; other seeds on the two
     sides fall back to the independent-means margin."""
@@ -118,7 +145,7 @@ def test_paired_margin_is_the_spread_of_the_per_seed_differences():
     a = {s: 90.0 + o + d for (s, o), d in zip(offset.items(), (0.1, -0.1, 0.0))}
     b = {s: 91.0 + o for s, o in offset.items()}
     d = np.array([a[s] - b[s] for s in offset])
-    assert paired_margin(a, b, 0.05) == pytest.approx(0.05 + 2 * d.std(ddof=1) / np.sqrt(3))
+    assert paired_margin(a, b, 0.05) == pytest.approx(0.05 + 4.302653 * d.std(ddof=1) / np.sqrt(3))
     paired = Comparison.paired("DPDL vs DP-CGA", a, b, 0.05)
     unpaired = Comparison.between("DPDL vs DP-CGA", list(a.values()), list(b.values()), 0.05)
     assert paired.diff == pytest.approx(unpaired.diff) == pytest.approx(-1.0)
@@ -358,11 +385,11 @@ def test_dpdl_attack_metrics_has_a_margin_so_noise_cannot_decide_it():
     verdict = lambda dp, **kw: dpdl_claims.attack_claims(_attack_table(dp, nd, **kw))[0].verdict
     assert verdict(clear) == "holds" and verdict(tie) == "inconclusive" and verdict(better) == "fails"
     # The spread over the attacked images widens the margin: 2.5 dB apart with a std of 6 dB
-    # over 8 images (2 SE of the difference = 6 dB) is inside the noise.
+    # over 8 images (t SE of the difference: 2.14 x 3 dB at Welch's 14 df = 6.4 dB) is inside the noise.
     assert verdict(clear, std=6.0, n=8) == "inconclusive"
     assert verdict(clear, std=0.1, n=8) == "holds"
     claim = dpdl_claims.attack_claims(_attack_table(clear, nd, std=0.1))[0]
-    assert "2 SE over the attacked images" in claim.tolerance and "PSNR 0.5" in claim.tolerance
+    assert "t SE over the attacked images" in claim.tolerance and "PSNR 0.5" in claim.tolerance
 
 
 def test_dpdl_attack_success_needs_more_undefended_successes_than_chance_gives():
@@ -388,7 +415,7 @@ def test_dpdl_attack_success_needs_more_undefended_successes_than_chance_gives()
 
 def test_dpdl_attack_table_carries_the_spread_over_the_attacked_images():
     """The Tables III-IV builder gives the claims each metric's std over the attacked images
-    and their number, so the margin is the tolerance plus 2 SE of those images."""
+    and their number, so the margin is the tolerance plus t SE of those images."""
     from types import SimpleNamespace
 
     from dpdl_core.papers.dpdl.attack_results import attack_table
@@ -404,7 +431,7 @@ def test_dpdl_attack_table_carries_the_spread_over_the_attacked_images():
     psnr = table[(table["scenario"] == "ND-CG") & (table["metric"] == "PSNR")].iloc[0]
     assert psnr["n"] == 6 and psnr["ours_std"] == pytest.approx(pd.DataFrame(rows)[:6]["PSNR"].std(ddof=1))
     claims = {c.id: c for c in dpdl_claims.attack_claims(table)}
-    assert claims["attack.metrics"].verdict == "holds" and "2 SE over the attacked images" in \
+    assert claims["attack.metrics"].verdict == "holds" and "t SE over the attacked images" in \
         claims["attack.metrics"].tolerance
     assert claims["attack.success"].verdict == "holds"  # PSNR_01 about 15 dB without noise (>= 13), 12.5 with
 

@@ -295,15 +295,16 @@ def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
     assert list(claims.columns) == COLUMNS
     assert set(progress["paper"]) == set(PAPERS)
     assert (claims["paper_value"].astype(str) != "").all() and (claims["ours"].astype(str) != "").all()
-    # The verdicts of complete studies are pinned: they change only with a committed run, and
-    # then the findings (docs/studies.md) change with them.
+    # The verdicts of complete studies are pinned: they change only with a committed run or a
+    # rule, and then the findings (docs/studies.md) change with them. LEASGD's "~30%" is
+    # inconclusive at the 95% t band of three seeds (it failed at a flat 2 SE).
     verdicts = claims.groupby(["paper", "id"])["verdict"].agg(lambda v: ", ".join(sorted(set(v))))
     assert verdicts.loc[[("dpdl", "attack.metrics"), ("dpdl", "attack.success"), ("dpdl", "tab01.best"),
                          ("dpdl", "tab02.best"), ("dpdl", "tab06.best"), ("dpdl", "tab01.denser_is_better"),
                          ("leasgd", "fig02.saving_30"), ("leasgd", "fig02.lower_per_vector"),
                          ("leasgd", "fig02.faster_start"), ("leasgd", "fig02.lower_end"),
                          ("pdsl", "tab02.best")]].tolist() == [
-        "holds", "holds", "fails", "fails", "fails", "holds", "fails", "holds", "holds", "fails", "fails"]
+        "holds", "holds", "fails", "fails", "fails", "holds", "inconclusive", "holds", "holds", "fails", "fails"]
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
@@ -599,11 +600,16 @@ def test_dpdl_study_best_is_inconclusive_until_the_cells_row_is_complete():
     full = {**behind, "muffliato": [90.0], "dp_dpsgd": [90.0]}
     assert [c.verdict for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", full)) if c.id == "tab01.best"] == \
         ["inconclusive"]  # one seed of each side of the pair: no spread to judge with
-    seeded = {**full, "dpdl": [94.0, 94.4], "dp_cga": [97.0, 96.8]}
+    # Two paired seeds leave one degree of freedom (12.7 SE at 95%): a 2.7 pp gap whose per-seed
+    # differences are -3.0 and -2.4 is still inside the band; a third seed decides it.
+    two = {**full, "dpdl": [94.0, 94.4], "dp_cga": [97.0, 96.8]}
+    assert [c.verdict for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", two)) if c.id == "tab01.best"] == \
+        ["inconclusive"]
+    seeded = {**full, "dpdl": [94.0, 94.4, 94.2], "dp_cga": [97.0, 96.8, 97.1]}
     assert [c.verdict for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", seeded)) if c.id == "tab01.best"] == \
         ["fails"]
     # A best baseline outside the seeded pair is named as needing seeds.
-    muff = {**seeded, "dp_cga": [80.0, 80.0], "muffliato": [98.0]}
+    muff = {**seeded, "dp_cga": [80.0, 80.0, 80.0], "muffliato": [98.0]}
     why = [c for c in dpdl.claims(_dpdl_tab("mnist", "paper_noise", muff)) if c.id == "tab01.best"][0].evidence["why"]
     assert "MUFFLIATO needs seeds 1 and 2 too" in why
 

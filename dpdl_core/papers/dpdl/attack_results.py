@@ -244,7 +244,7 @@ def privacy_claim(table: pd.DataFrame) -> pd.DataFrame:
     """The paper's privacy claims per channel (:data:`.claims.ATTACK_SPECS`), as
     :func:`~dpdl_core.claims.claims_frame`: the DP message is harder to invert than the
     unperturbed one (higher MSE, lower PSNR and SSIM, by more than the stated tolerance plus
-    2 SE over the attacked images) in every cell, and no DP reconstruction passes the
+    t SE over the attacked images) in every cell, and no DP reconstruction passes the
     success threshold while some unperturbed ones do (inconclusive when none does)."""
     return claims_frame(attack_claims(table))
 

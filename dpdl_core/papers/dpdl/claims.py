@@ -27,11 +27,11 @@ ACCURACY_TOL = 0.05
 GRAPH_ORDER = ("ring", "bipartite", "fully_connected")
 
 _BEST = (f"DPDL's final test accuracy (average model) at least the best baseline's in each (alpha_d, topology, N, "
-         f"epsilon) cell; within {ACCURACY_TOL} pp plus 2 SE over seeds is inconclusive")
+         f"epsilon) cell; within {ACCURACY_TOL} pp plus t SE over seeds is inconclusive")
 _EPS = (f"DPDL's accuracy non-decreasing from each epsilon to the next, per (alpha_d, topology, N); within "
-        f"{ACCURACY_TOL} pp plus 2 SE is inconclusive")
+        f"{ACCURACY_TOL} pp plus t SE is inconclusive")
 _DENSE = (f"DPDL's accuracy on the fully connected graph at least its accuracy on the bipartite graph, per (alpha_d, "
-          f"N, epsilon); within {ACCURACY_TOL} pp plus 2 SE is inconclusive")
+          f"N, epsilon); within {ACCURACY_TOL} pp plus t SE is inconclusive")
 _DPDL_ONLY = {"algorithm": ("dpdl",)}
 
 
@@ -90,7 +90,7 @@ ATTACK_SPECS = {s.id: s for s in (
               f"{SECTIONS['III-IV']}, Tables III-IV",
               "every (topology, N) cell of Tables III-IV, per channel (cross-gradient CG, momentum MM)",
               "in every cell, the DPDL scenario's MSE above and PSNR, SSIM below the no-defence scenario's by more than "
-              f"the tolerance ({_ATTACK_TOL_TEXT}) plus 2 SE over the attacked images; the other way by more than that "
+              f"the tolerance ({_ATTACK_TOL_TEXT}) plus t SE over the attacked images; the other way by more than that "
               "fails; in between inconclusive"),
     ClaimSpec(PAPER, "attack.success", "no DP reconstruction succeeds, while some undefended ones do",
               "when the Gaussian mechanism is applied in our algorithm, the adversary fails to effectively reconstruct "
@@ -217,7 +217,7 @@ def attack_claims(table: pd.DataFrame) -> list[Claim]:
     """The attack claims per channel (the ``condition``) on ``table`` (columns topology,
     n_agents, scenario such as ``ND-CG`` / ``DPDL-CG``, metric, ours; optionally
     ``ours_std`` and ``n``, the spread over the attacked images and their number, which add
-    2 SE to the margin). The success claim needs a ``success_%`` metric (ours; the paper
+    t SE to the margin). The success claim needs a ``success_%`` metric (ours; the paper
     prints none)."""
     out = []
     spread = {"ours_std", "n"} <= set(table.columns)
@@ -241,7 +241,7 @@ def attack_claims(table: pd.DataFrame) -> list[Claim]:
                       if spread else ATTACK_TOL[metric])
             comps.append(Comparison(f"{topo} N={n} {metric}: DP {a:.3g} vs ND {b:.3g}", _WORSE[metric] * (a - b),
                                     margin, strict=True))
-        tol = _ATTACK_TOL_TEXT + (" + 2 SE over the attacked images" if spread else "; no spread (one value a cell)")
+        tol = _ATTACK_TOL_TEXT + (" + t SE over the attacked images" if spread else "; no spread (one value a cell)")
         out.append(ATTACK_SPECS["attack.metrics"].judge(comps, tol, condition=channel))
         if "success_%" in wide.index.get_level_values("metric"):
             rates = wide["ours"].xs("success_%", level="metric")

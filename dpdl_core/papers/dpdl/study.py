@@ -442,7 +442,7 @@ def _trend_claims(tab: pd.DataFrame) -> list:
 def claims(tab: pd.DataFrame, store=None) -> list:
     """"DPDL is best" (Tables I / II on the decisive cells, V / VI on the ring) in every cell
     the study has run, DPDL's seeds against the best baseline's (margin: the paper's print
-    precision plus 2 SE over seeds), *inconclusive* until every algorithm of the cell is
+    precision plus t SE over seeds), *inconclusive* until every algorithm of the cell is
     stored; DPDL's trends in eps and graph density (:func:`_trend_claims`); as a check
     beside the claims, whether DPDL's accuracy is the paper's, under paper noise only (the
     paper's number was produced under its own noise, not at equal ε); and, given the

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...claims import Claim, ClaimSpec, Comparison, difference_margin, margin_from_stats, margin_note
+from ...claims import (Claim, ClaimSpec, Comparison, difference_margin, margin_from_stats, margin_note, spread_z,
+                       welch_df)
 
 __all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "saving_comparison",
            "tab01_claims"]
@@ -21,8 +22,8 @@ __all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "SAVING_TOL", "TAB01_SPECS"
 PAPER = "leasgd"
 PAIR = ("leasgd", "dp_dpsgd")
 CLAIMED_SAVING = 0.30  # abstract, L39
-# "~30%": a saving within 5 pp of it is the paper's; the seed spread (2 SE of the saving over
-# seeds) widens the undecided band on both sides of that line.
+# "~30%": a saving within 5 pp of it is the paper's; the seed spread (the 95% Student's t band
+# of the saving over seeds) widens the undecided band on both sides of that line.
 SAVING_TOL = 0.05
 # Figure 2(b): LEASGD lower at this share of the common range holds; below half fails.
 LOWER_SHARE = 0.9
@@ -41,12 +42,12 @@ FIG02_SPECS = {s.id: s for s in (
          by_construction=True),
     _fig("faster_start", "(a) LEASGD converges faster at the beginning",
          "Figure 2(a) shows that LEASGD converges faster than D-PSGD at the beginning of the training process",
-         "§4, Figure 2(a)", "mean training loss over the first tenth of the iterations below D-PSGD's; within 2 SE "
-         "of the per-seed differences of those window means is inconclusive (one seed: 2 SE over its minibatch "
+         "§4, Figure 2(a)", "mean training loss over the first tenth of the iterations below D-PSGD's; within t SE "
+         "of the per-seed differences of those window means is inconclusive (one seed: t SE over its minibatch "
          "losses in the window)"),
     _fig("lower_end", "(a) LEASGD reaches a lower loss at the end", "also achieves a lower loss function at the end",
-         "§4, Figure 2(a)", "mean training loss over the last tenth of the iterations below D-PSGD's; within 2 SE "
-         "of the per-seed differences of those window means is inconclusive (one seed: 2 SE over its minibatch "
+         "§4, Figure 2(a)", "mean training loss over the last tenth of the iterations below D-PSGD's; within t SE "
+         "of the per-seed differences of those window means is inconclusive (one seed: t SE over its minibatch "
          "losses in the window)"),
     _fig("lower_per_vector", "(b) at equal transmitted vectors LEASGD has the lower loss",
          "with the same transmitted vectors, LEASGD achieves better training loss", "§4, Figure 2(b)",
@@ -55,8 +56,8 @@ FIG02_SPECS = {s.id: s for s in (
     _fig("saving_30", "LEASGD reduces the communication cost by ~30%",
          "by reducing the communication cost by 30%percent3030\\%", "abstract (L39)",
          f"saving = 1 - vectors(LEASGD) / vectors(D-PSGD) to reach the higher of the two final smoothed losses; "
-         f"|saving - {CLAIMED_SAVING:.0%}| plus 2 SE over seeds within {SAVING_TOL * 100:.0f} pp holds ('~30%'), "
-         f"minus 2 SE beyond {SAVING_TOL * 100:.0f} pp fails (too small or too large), in between inconclusive"),
+         f"|saving - {CLAIMED_SAVING:.0%}| plus t SE over seeds within {SAVING_TOL * 100:.0f} pp holds ('~30%'), "
+         f"minus t SE beyond {SAVING_TOL * 100:.0f} pp fails (too small or too large), in between inconclusive"),
 )}
 
 _T1 = "Table 1: MNIST and CIFAR-10, m in {5, 15}, private"
@@ -67,16 +68,16 @@ TAB01_SPECS = {s.id: s for s in (
     ClaimSpec(PAPER, "tab01.accuracy", "LEASGD's accuracy ≥ D-PSGD's in every cell",
               "LEASGD achieves better accuracy with less ϵitalic-ϵ\\epsilon than D-PSGD", "§4, Table 1", _T1,
               "accuracy at the best validation step of LEASGD at least D-PSGD's, per (dataset, m); within the "
-              "tolerance plus 2 SE over seeds is inconclusive"),
+              "tolerance plus t SE over seeds is inconclusive"),
     ClaimSpec(PAPER, "tab01.accuracy_at_equal_epsilon",
               "beyond the paper: at equal ε (fixed T_max) LEASGD's accuracy ≥ D-PSGD's", "",
               "beyond the paper (Table 1 has no equal-ε column)", _T1,
               "accuracy at T_max (both at the target epsilon) of LEASGD at least D-PSGD's, per (dataset, m); within "
-              "the tolerance plus 2 SE is inconclusive", kind="beyond the paper"),
+              "the tolerance plus t SE is inconclusive", kind="beyond the paper"),
     ClaimSpec(PAPER, "tab01.stable_in_m", "LEASGD's accuracy varies less as m grows",
               "the final accuracy of our algorithm does not vary greatly when the worker scale m𝑚m increases",
               "§4, Table 1", _T1, "|accuracy(largest m) - accuracy(smallest m)| of LEASGD at most D-PSGD's, per "
-              "dataset; within the tolerance plus 2 SE is inconclusive"),
+              "dataset; within the tolerance plus t SE is inconclusive"),
 )}
 
 
@@ -86,13 +87,14 @@ SPECS = {**FIG02_SPECS, **TAB01_SPECS}
 
 def saving_comparison(saving: float, seed_savings=None) -> Comparison:
     """"~30%" as a comparison: ``SAVING_TOL`` − |saving − 30%| (positive inside the band),
-    margin 2 SE of ``seed_savings`` (the saving of each seed's own curves; none or one seed:
-    no spread)."""
+    margin :func:`~dpdl_core.claims.spread_z` SE of ``seed_savings`` (the saving of each
+    seed's own curves; none or one seed: no spread)."""
     x = np.asarray([] if seed_savings is None else seed_savings, dtype=float)
     se = float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
     spread = f", {len(x)} seeds {', '.join(f'{100 * v:.1f}%' for v in x)}" if len(x) > 1 else ""
     return Comparison(f"{100 * saving:.1f}% fewer vectors ({100 * (saving - CLAIMED_SAVING):+.1f} pp from "
-                      f"{100 * CLAIMED_SAVING:.0f}%{spread})", SAVING_TOL - abs(saving - CLAIMED_SAVING), 2 * se)
+                      f"{100 * CLAIMED_SAVING:.0f}%{spread})", SAVING_TOL - abs(saving - CLAIMED_SAVING),
+                      spread_z(len(x) - 1) * se)
 
 
 def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str, pd.DataFrame],
@@ -136,8 +138,9 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         return Comparison(label, dps.mean() - lea.mean(), difference_margin(dps, lea), strict=True)
 
     specs = FIG02_SPECS
-    spread = (f"2 SE of the per-seed differences of the window means over {n_seeds[0]} seeds" if paired else
-              f"2 SE over {head} iterations x {'/'.join(map(str, sorted(set(n_seeds))))} seed(s)")
+    spread = (f"{spread_z(n_seeds[0] - 1):.2g} SE (Student's t, 95%) of the per-seed differences of the window means "
+              f"over {n_seeds[0]} seeds" if paired else
+              f"t SE (Student's t, 95%) over {head} iterations x {'/'.join(map(str, sorted(set(n_seeds))))} seed(s)")
     fewer = per_iter["leasgd"] < per_iter["dp_dpsgd"]
     verdict_b = "holds" if share >= LOWER_SHARE else "fails" if share < 0.5 else "inconclusive"
     return [
@@ -151,7 +154,8 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         specs["fig02.saving_30"].judge(
             [saving_comparison(saving["saving"], seed_savings)],
             f"{100 * SAVING_TOL:.0f} pp either side of 30% (seed-mean curves) + "
-            + (f"2 SE over {len(seed_savings)} seeds' own savings" if seed_savings is not None and len(seed_savings) > 1
+            + (f"{spread_z(len(seed_savings) - 1):.2g} SE (Student's t, 95%) over {len(seed_savings)} seeds' own savings"
+               if seed_savings is not None and len(seed_savings) > 1
                else "no seed spread")),
     ]
 
@@ -176,10 +180,10 @@ def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) 
                                   difference_margin(lea, dps, tolerance), strict))
         return out
 
-    def sq_se(d, m, alg) -> float:
-        """Squared standard error of a seed mean (0 for one seed)."""
+    def sq_se(d, m, alg) -> tuple[float, int]:
+        """Squared standard error of a seed mean (0 for one seed) and its seed count."""
         x = values(d, m, alg, "accuracy")
-        return float(x.var(ddof=1) / len(x)) if len(x) > 1 else 0.0
+        return (float(x.var(ddof=1) / len(x)) if len(x) > 1 else 0.0), len(x)
 
     stable = []
     for d in sorted({d for d, _ in cells}):
@@ -189,10 +193,12 @@ def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) 
         if len(ms) < 2:
             continue
         move = {a: abs(values(d, ms[-1], a, "accuracy").mean() - values(d, ms[0], a, "accuracy").mean()) for a in PAIR}
-        var = {a: sq_se(d, ms[-1], a) + sq_se(d, ms[0], a) for a in PAIR}
+        parts = {a: [sq_se(d, m, a) for m in (ms[0], ms[-1])] for a in PAIR}
+        var = {a: sum(v for v, _ in p) for a, p in parts.items()}
         stable.append(Comparison(f"{d}: |Δacc| {move['leasgd']:.3f} vs {move['dp_dpsgd']:.3f}",
                                  move["dp_dpsgd"] - move["leasgd"],
-                                 margin_from_stats(np.sqrt(var["leasgd"]), 1, np.sqrt(var["dp_dpsgd"]), 1, tol)))
+                                 margin_from_stats(np.sqrt(var["leasgd"]), 1, np.sqrt(var["dp_dpsgd"]), 1, tol,
+                                                   spread_z(welch_df(parts["leasgd"] + parts["dp_dpsgd"])))))
 
     def less_epsilon() -> list[Comparison]:
         """``pair("epsilon")``, except a cell where no run of either algorithm stopped before

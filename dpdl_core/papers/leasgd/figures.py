@@ -319,7 +319,7 @@ class Tab01Settings:
     epsilon : float
         Target ε at T_max (spec: 5.0).
     accuracy_tol : float
-        Claims: a difference of LEASGD's and D-PSGD's accuracy within this (plus 2 SE over
+        Claims: a difference of LEASGD's and D-PSGD's accuracy within this (plus t SE over
         seeds) is inconclusive.
     mnist, cifar10 : Tab01Scale
     """

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note
+from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, spread_z, welch_df
 
 __all__ = ["SPECS", "ACCURACY_TOL", "FLUCTUATION_ROUNDS", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS",
            "figure_claims", "reach_comparison", "table_claims", "variant_spec"]
@@ -43,7 +43,7 @@ STABLE_REL = 0.25
 FLUCTUATION_ROUNDS = 20
 
 _LOWER_RULE = ("final average training loss (mean of the last logged rounds) of PDSL below each named baseline's, "
-               "per (epsilon, M) panel; a difference within 5% of the larger loss plus 2 SE over seeds is inconclusive")
+               "per (epsilon, M) panel; a difference within 5% of the larger loss plus t SE over seeds is inconclusive")
 _SPARSE = "Even on the sparser communication graphs, our PDSL algorithm has smaller average loss than the other reference algorithms"
 _CIFAR = ("our PDSL algorithm significantly outperforms DP-DPSGD, DP-CGA and MUFFLIATO algorithms with different privacy "
           "budget on both fully connected graphs and bipartite graphs")
@@ -61,7 +61,7 @@ FIGURE_SPECS = {
         ClaimSpec(PAPER, "fig01.stable_in_m", "PDSL's final loss barely changes with M (within 25%)",
                   "the average loss of PDSL remains nearly unchanged with an increased number of agents",
                   "§VI-C, Figure 1", "Figure 1 only (MNIST, fully connected), at each epsilon",
-                  "|loss(largest M) - loss(smallest M)| <= 25% of loss(smallest M), per epsilon; within 2 SE over "
+                  "|loss(largest M) - loss(smallest M)| <= 25% of loss(smallest M), per epsilon; within t SE over "
                   "seeds of the 25% line is inconclusive", {"label": ("PDSL",)}),
     ],
     "fig02_mnist_bipartite": [_lower("fig02", _SPARSE, "all four baselines (bipartite)", BASELINES)],
@@ -76,11 +76,11 @@ FIGURE_SPECS = {
 }
 
 _BEST_RULE = (f"PDSL's final test accuracy at least the best baseline's in each (topology, epsilon, M) cell; a "
-              f"difference within {ACCURACY_TOL} pp plus 2 SE over seeds is inconclusive")
+              f"difference within {ACCURACY_TOL} pp plus t SE over seeds is inconclusive")
 _EPS_RULE = (f"PDSL's accuracy non-decreasing from each epsilon to the next, per (topology, M); within {ACCURACY_TOL} pp "
-             "plus 2 SE is inconclusive")
+             "plus t SE is inconclusive")
 _STABLE_RULE = (f"PDSL's drop from the smallest to the largest M at most every baseline's drop, per (topology, "
-                f"epsilon); within {ACCURACY_TOL} pp plus 2 SE is inconclusive")
+                f"epsilon); within {ACCURACY_TOL} pp plus t SE is inconclusive")
 _FC = "the fully connected graph (the text's 'illustration' for Table I)"
 
 TABLE_SPECS = {
@@ -170,13 +170,15 @@ def _stable(spec: ClaimSpec, table: pd.DataFrame) -> Claim:
         if "PDSL" not in both or len(both) < 2:
             continue
         drop = {lab: lo.loc[lab, "ours"] - hi.loc[lab, "ours"] for lab in both}
-        # Variance of a drop: both of its means' (their seeds are independent).
-        var = {lab: sum(float(t.loc[lab].get("ours_std", 0.0)) ** 2 / int(t.loc[lab].get("runs", 1)) for t in (lo, hi))
-               for lab in both}
+        # Variance of a drop: both of its means' (their seeds are independent), each with its seeds.
+        parts = {lab: [(float(t.loc[lab].get("ours_std", 0.0)) ** 2 / int(t.loc[lab].get("runs", 1)),
+                        int(t.loc[lab].get("runs", 1))) for t in (lo, hi)] for lab in both}
+        var = {lab: sum(v for v, _ in p) for lab, p in parts.items()}
         base = min((lab for lab in both if lab != "PDSL"), key=drop.get)
         comps.append(Comparison(f"{topo} eps={eps:g}: PDSL drop {drop['PDSL']:.2f} vs {base} {drop[base]:.2f}",
                                 drop[base] - drop["PDSL"],
-                                margin_from_stats(np.sqrt(var["PDSL"]), 1, np.sqrt(var[base]), 1, ACCURACY_TOL)))
+                                margin_from_stats(np.sqrt(var["PDSL"]), 1, np.sqrt(var[base]), 1, ACCURACY_TOL,
+                                                  spread_z(welch_df(parts["PDSL"] + parts[base])))))
     return spec.judge(comps, _tolerance(table, f"{ACCURACY_TOL} pp"))
 
 
