@@ -101,9 +101,32 @@ def _numbered(values: pd.Series) -> str:
     return "; ".join(f"({i}) {v}" for i, v in enumerate(values, 1))
 
 
+def _tally(own: pd.DataFrame, waiting: pd.DataFrame, left: pd.DataFrame) -> list[str]:
+    """The first screen's summary: per paper, its own claims counted once each. A claim that
+    fails in any setting fails (the paper states it for every setting it names); one holds
+    only where it holds in every setting; else it waits for runs where a setting does, and is
+    undecided otherwise (measured inside the tolerance plus the seed spread)."""
+    verdicts = own.groupby(["paper", "id"])["verdict"].agg(set).to_dict()
+    waits = set(zip(waiting["paper"], waiting["id"]))
+    counts: dict[str, dict[str, int]] = {}
+    # An empty ``left`` may have no columns (a boolean mask over no rows selects columns).
+    out = set(zip(left["paper"], left["id"])) if len(left) else set()
+    for key in dict.fromkeys([*verdicts, *waits, *out]):
+        v = verdicts.get(key, set())
+        kind = ("fail" if "fails" in v else "hold" if v == {"holds"} else "left out" if key not in waits and not v
+                else "waiting" if key in waits else "undecided")
+        row = counts.setdefault(key[0], dict.fromkeys(("hold", "fail", "undecided", "waiting", "left out"), 0))
+        row[kind] += 1
+    return ["In short: each paper's own claims, each counted once (it fails if it fails in any setting, holds "
+            "only if it holds in every setting):", "",
+            "| paper | claims | hold | fail | undecided | waiting for runs | left out |", "|---|---|---|---|---|---|---|",
+            *(f"| {paper} | {sum(c.values())} | {c['hold']} | {c['fail']} | {c['undecided']} | {c['waiting']} | "
+              f"{c['left out']} |" for paper, c in counts.items())]
+
+
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
-    """The short block for the README's first screen: a row for each of the papers' own
-    claims that is decided (holds or fails; the settings with one verdict numbered in one
+    """The short block for the README's first screen: a tally per paper (:func:`_tally`), then
+    a row for each of the papers' own claims that is decided (holds or fails; the settings with one verdict numbered in one
     row), then one line each naming the claims measured but undecided (inside the tolerance
     plus the seed spread, or read on a run that diverged and stopped early), those waiting
     for runs, and those a study leaves out. Our checks and controls, claims that hold by construction, and
@@ -140,6 +163,7 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     waiting = waiting[[(p, i) not in set(zip(undecided["paper"], undecided["id"]))
                        for p, i in zip(waiting["paper"], waiting["id"])]]
     done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())
+    lines = _tally(own, waiting, left) + [""] + lines
     lines += ["", f"Study runs stored (of declared): {done}."]
     if len(undecided):
         lines.append("Measured, not decided (inside the tolerance plus the seed spread, or read where a run diverged "

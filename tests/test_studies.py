@@ -772,10 +772,30 @@ def test_the_readme_block_gives_a_claim_decided_alike_in_several_settings_one_nu
                          {**base, "setting": "mnist MM", "ours": "MSE 3", "verdict": "holds", "why": "3 of 3 hold"},
                          {**base, "setting": "cifar10 CG", "ours": "MSE 4", "verdict": "fails", "why": "0 of 3 hold"}])
     table = [x for x in readme_block(rows, pd.DataFrame({"paper": ["dpdl"], "stored": [1], "runs": [1]})).splitlines()
-             if x.startswith("| dpdl |")]
+             if x.startswith("| dpdl | DP makes")]
     assert table == ["| dpdl | DP makes inversion worse (§VI-D; in 2 settings: (1) mnist CG; (2) mnist MM) | MSE 1 | "
                      "(1) MSE 2; (2) MSE 3 | holds | 3 of 3 hold |",
                      "| dpdl | DP makes inversion worse (§VI-D; cifar10 CG) | MSE 1 | MSE 4 | **fails** | 0 of 3 hold |"]
+
+
+def test_the_readme_tally_counts_each_claim_once_and_a_failure_in_any_setting_fails_it():
+    """The first screen's summary: a claim holding in one setting and failing in another
+    fails; holding in every setting holds; inconclusive is undecided, or waiting where its
+    runs are missing; every claim of the paper is counted once."""
+    from dpdl_core.answer import readme_block
+
+    def row(i, verdict, why="measured"):
+        return {"paper": "toy", "id": i, "kind": "paper", "claim": i, "where": "w", "setting": f"s{len(why)}",
+                "paper_value": "p", "ours": "o", "tolerance": "t", "verdict": verdict, "why": why}
+
+    rows = pd.DataFrame([row("a", "holds"), row("a", "fails", "another"), row("b", "holds"), row("b", "holds", "x"),
+                         row("c", "inconclusive"), row("d", "inconclusive", "not judged: waiting for: cell"),
+                         row("e", "holds"), row("e", "inconclusive", "not judged: waiting for: cell")])
+    # (The four papers' declared claims, none judged in these rows, are counted as waiting.)
+    block = readme_block(rows, pd.DataFrame({"paper": ["toy"], "stored": [1], "runs": [2]})).splitlines()
+    assert block[0].startswith("In short:")
+    header = block.index("| paper | claims | hold | fail | undecided | waiting for runs | left out |")
+    assert block[header + 2] == "| toy | 5 | 1 | 1 | 1 | 2 | 0 |"
 
 
 def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
