@@ -29,7 +29,7 @@ import os
 import tempfile
 from abc import ABC, abstractmethod
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
 from .config import ExperimentConfig
@@ -60,6 +60,11 @@ class Executor(ABC):
         """Run every config (none of them stored yet) and store its result in ``store``;
         call ``done(config)`` once per config, after it is stored."""
 
+    def prepare(self, sweep: list[ExperimentConfig]) -> None:
+        """Told the whole sweep, stored runs included, before :meth:`run` gets what is left
+        of it: choices that change a run's numbers must follow the sweep, not what is left.
+        Does nothing by default."""
+
 
 # -- local --------------------------------------------------------------------------------
 
@@ -88,6 +93,8 @@ class LocalExecutor(Executor):
 
     name: ClassVar[str] = "local"
     workers: int | None = None
+    # (workers, threads) of the whole sweep (:meth:`prepare`), None until told.
+    _whole: tuple[int, int] | None = field(default=None, init=False, repr=False)
 
     def pool(self, n_runs: int) -> tuple[int, int]:
         """(worker processes, torch threads of each) for ``n_runs`` runs."""
@@ -97,12 +104,24 @@ class LocalExecutor(Executor):
         workers = max(1, min(workers, n_runs))
         return workers, max(1, (os.cpu_count() or 1) // workers)
 
+    def prepare(self, sweep: list[ExperimentConfig]) -> None:
+        """Fix the workers and threads of the whole ``sweep``, so what is left of it after an
+        interruption runs as the uninterrupted sweep did: in worker processes with the same
+        torch threads (on an AVX2 CPU the thread count changes a run's last bits), even when
+        one run is left, which would otherwise run here with this process's threads."""
+        self._whole = self.pool(len(plan_stacks(sweep, workers=self.pool(len(sweep))[0]))) if sweep else None
+
     def run(self, configs: list[ExperimentConfig], store: ResultStore, done: Done) -> None:
         from . import runner  # looked up at call time: tests patch runner.run_stack
 
         stacks = plan_stacks(configs, workers=self.pool(len(configs))[0])
         workers, threads = self.pool(len(stacks))
-        if workers == 1:
+        in_process = workers == 1
+        whole, self._whole = self._whole, None  # told for this run only
+        if whole is not None:
+            in_process = whole[0] == 1
+            workers, threads = min(whole[0], len(stacks)), whole[1]
+        if in_process:
             for stack in stacks:
                 runner.run_stack(stack, store=store, progress=False)
                 for cfg in stack:

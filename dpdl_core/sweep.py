@@ -95,6 +95,7 @@ def run_sweep(
     chosen = get_executor(executor, workers=workers)
     if not todo:
         return [c.hash for c in configs]
+    chosen.prepare(configs)
     bar = Progress(len(todo), f"sweep ({chosen.name}, {len(configs) - len(todo)} of {len(configs)} stored before)",
                    "run", progress=progress)
     try:

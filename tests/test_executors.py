@@ -139,6 +139,50 @@ def test_ray_resources_per_task(monkeypatch):
     assert RayExecutor(threads=3).task_threads(n_tasks=1, cluster_cpus=64) == 3
 
 
+def test_what_is_left_of_a_sweep_runs_as_the_whole_sweep_did(monkeypatch, tmp_path):
+    """One run left of a two-worker sweep (after an interruption) still goes to a worker
+    process with the whole sweep's torch threads, not to this process with its own: on an
+    AVX2 CPU the thread count changes a run's last bits, and the resumed sweep must store what
+    the uninterrupted one would have (tests/test_durability.py kills real sweeps)."""
+    from concurrent.futures import Future
+
+    import dpdl_core.executors as ex
+    import dpdl_core.runner as runner
+
+    calls = []
+
+    class Pool:
+        """A process pool that records its tasks and runs none."""
+
+        def __init__(self, workers, mp_context=None):
+            calls.append(("pool", workers))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, cfg_dicts, root, threads):
+            calls.append(("task", len(cfg_dicts), threads))
+            fut = Future()
+            fut.set_result([])
+            return fut
+
+    monkeypatch.setattr(ex, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(runner, "run_stack", lambda stack, **kw: calls.append(("here", len(stack))))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    store, executor = ResultStore(tmp_path), LocalExecutor(workers=2)
+    assert executor.pool(len(ex.plan_stacks(CONFIGS, workers=2))) == (2, 1)  # the whole sweep: 2 workers x 1 thread
+    executor.prepare(CONFIGS)
+    executor.run(CONFIGS[:1], store, lambda cfg: None)
+    assert calls == [("pool", 1), ("task", 1, 1)]
+    # Told nothing (a direct call, or the next call after a sweep), one run is run here.
+    calls.clear()
+    executor.run(CONFIGS[:1], store, lambda cfg: None)
+    assert calls == [("here", 1)]
+
+
 def test_executor_choice(monkeypatch):
     monkeypatch.delenv("DPDL_EXECUTOR", raising=False)
     assert isinstance(get_executor(), LocalExecutor) and get_executor(workers=3).workers == 3
