@@ -117,9 +117,8 @@ def _tally(own: pd.DataFrame, waiting: pd.DataFrame, left: pd.DataFrame) -> list
                 else "waiting" if key in waits else "undecided")
         row = counts.setdefault(key[0], dict.fromkeys(("hold", "fail", "undecided", "waiting", "left out"), 0))
         row[kind] += 1
-    return ["In short: each paper's own claims, each counted once (it fails if it fails in any setting, holds "
-            "only if it holds in every setting):", "",
-            "| paper | claims | hold | fail | undecided | waiting for runs | left out |", "|---|---|---|---|---|---|---|",
+    return ["| paper | its claims, each once | hold (in every setting) | fail (in some setting) | undecided | "
+            "waiting for runs | left out |", "|---|---|---|---|---|---|---|",
             *(f"| {paper} | {sum(c.values())} | {c['hold']} | {c['fail']} | {c['undecided']} | {c['waiting']} | "
               f"{c['left out']} |" for paper, c in counts.items())]
 

@@ -793,9 +793,9 @@ def test_the_readme_tally_counts_each_claim_once_and_a_failure_in_any_setting_fa
                          row("e", "holds"), row("e", "inconclusive", "not judged: waiting for: cell")])
     # (The four papers' declared claims, none judged in these rows, are counted as waiting.)
     block = readme_block(rows, pd.DataFrame({"paper": ["toy"], "stored": [1], "runs": [2]})).splitlines()
-    assert block[0].startswith("In short:")
-    header = block.index("| paper | claims | hold | fail | undecided | waiting for runs | left out |")
-    assert block[header + 2] == "| toy | 5 | 1 | 1 | 1 | 2 | 0 |"
+    assert block[0] == ("| paper | its claims, each once | hold (in every setting) | fail (in some setting) | "
+                        "undecided | waiting for runs | left out |")
+    assert block[2] == "| toy | 5 | 1 | 1 | 1 | 2 | 0 |"
 
 
 def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
