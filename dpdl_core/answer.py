@@ -109,9 +109,7 @@ def _tally(own: pd.DataFrame, waiting: pd.DataFrame, left: pd.DataFrame) -> list
     verdicts = own.groupby(["paper", "id"])["verdict"].agg(set).to_dict()
     waits = set(zip(waiting["paper"], waiting["id"]))
     counts: dict[str, dict[str, int]] = {}
-    # An empty ``left`` may have no columns (a boolean mask over no rows selects columns).
-    out = set(zip(left["paper"], left["id"])) if len(left) else set()
-    for key in dict.fromkeys([*verdicts, *waits, *out]):
+    for key in dict.fromkeys([*verdicts, *waits, *zip(left["paper"], left["id"])]):
         v = verdicts.get(key, set())
         kind = ("fail" if "fails" in v else "hold" if v == {"holds"} else "left out" if key not in waits and not v
                 else "waiting" if key in waits else "undecided")
@@ -155,12 +153,13 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     unjudged = np.array([(p, i) not in judged and (p, i) not in built for p, i in zip(every["paper"], every["id"])],
                         dtype=bool)
     rest = every[unjudged & (every["kind"] == "paper").to_numpy()]
-    left = rest[[i in _not_judged(p) for p, i in zip(rest["paper"], rest["id"])]]
+    # Row masks as bool arrays: a plain empty list would select no columns instead of no rows.
+    left = rest[np.array([i in _not_judged(p) for p, i in zip(rest["paper"], rest["id"])], dtype=bool)]
     waiting = pd.concat([own[waits & (own["verdict"] == "inconclusive")], rest.drop(left.index)])
     undecided = own[~waits & (own["verdict"] == "inconclusive")]
     # A claim judged in one setting and waiting in another is named once, as undecided.
-    waiting = waiting[[(p, i) not in set(zip(undecided["paper"], undecided["id"]))
-                       for p, i in zip(waiting["paper"], waiting["id"])]]
+    waiting = waiting[np.array([(p, i) not in set(zip(undecided["paper"], undecided["id"]))
+                                for p, i in zip(waiting["paper"], waiting["id"])], dtype=bool)]
     done = ", ".join(f"{p.paper} {p.stored}/{p.runs}" for p in progress.itertuples())
     lines = _tally(own, waiting, left) + [""] + lines
     lines += ["", f"Study runs stored (of declared): {done}."]
