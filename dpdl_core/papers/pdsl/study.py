@@ -334,7 +334,7 @@ def _with_spread(t: pd.DataFrame, first: Cell) -> tuple[pd.DataFrame, str]:
                          f"{src['ours_std']:.2f} pp over {int(src['runs'])} seeds")
     spread = ("one-seed rows (PDSL's always) take the seed std of a seeded baseline: " + "; ".join(notes) if notes
               else "no baseline has two seeds: no seed spread")
-    return t, f"{ACCURACY_TOL} pp + 2 SE; {spread}"
+    return t, f"{ACCURACY_TOL} pp + t SE (Welch df of the rows' own seeds; 2 SE where every std is borrowed); {spread}"
 
 
 def _missing(cell: Cell, runs, store) -> list[str]:
