@@ -34,7 +34,7 @@ import pandas as pd
 
 __all__ = ["COLUMNS", "COVERAGE", "KINDS", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
            "claims_frame", "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats",
-           "margin_note", "paired_margin", "spread_z", "table_view", "welch_df"]
+           "margin_note", "paired_margin", "parts_margin", "spread_z", "table_view", "welch_df"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
@@ -139,14 +139,29 @@ def welch_df(parts: Iterable[tuple[float, int]]) -> float:
     return sum(v for v, _ in parts) ** 2 / den if den > 0 else math.inf
 
 
+def parts_margin(parts: Iterable[tuple[float, int]], tolerance: float = 0.0, z: float | None = None) -> float:
+    """Tolerance plus ``z`` standard errors of a sum or difference of independent means.
+
+    Parameters
+    ----------
+    parts : iterable of (float, int)
+        Each mean's squared standard error and its number of seeds (as :func:`welch_df`).
+    tolerance : float
+    z : float, optional
+        Default: :func:`spread_z` at the parts' :func:`welch_df`.
+    """
+    parts = [(float(v), int(n)) for v, n in parts]
+    z = spread_z(welch_df(parts)) if z is None else z
+    return float(tolerance + z * math.sqrt(sum(v for v, _ in parts)))
+
+
 def margin_from_stats(std_a: float, n_a: int, std_b: float, n_b: int, tolerance: float = 0.0,
                       z: float | None = None) -> float:
     """Tolerance plus ``z`` standard errors of mean(a) − mean(b), from each side's standard
     deviation over seeds and number of seeds (a NaN std, one seed, counts as no spread);
     ``z`` defaults to :func:`spread_z` at the :func:`welch_df` of the two sides."""
-    parts = [(0.0 if not np.isfinite(s) else float(s) ** 2 / max(int(n), 1), int(n)) for s, n in ((std_a, n_a), (std_b, n_b))]
-    z = spread_z(welch_df(parts)) if z is None else z
-    return float(tolerance + z * math.sqrt(sum(v for v, _ in parts)))
+    return parts_margin([(0.0 if not np.isfinite(s) else float(s) ** 2 / max(int(n), 1), int(n))
+                         for s, n in ((std_a, n_a), (std_b, n_b))], tolerance, z)
 
 
 def difference_margin(a: Sequence[float], b: Sequence[float], tolerance: float = 0.0, z: float | None = None) -> float:

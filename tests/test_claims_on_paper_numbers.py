@@ -22,7 +22,7 @@ import pytest
 import scipy.stats
 
 from dpdl_core.claims import (SPREAD_Z, VERDICTS, Claim, ClaimSpec, Comparison, claims_frame, combine, compare,
-                              difference_margin, expect_judged, margin_from_stats, margin_note, paired_margin, spread_z, welch_df,
+                              difference_margin, expect_judged, margin_from_stats, margin_note, paired_margin, parts_margin, spread_z, welch_df,
                               table_view)
 from dpdl_core.papers.dpdl import claims as dpdl_claims
 from dpdl_core.papers.dpdl.results import TABLES as DPDL_TABLES
@@ -112,6 +112,10 @@ def test_combine_and_margins():
     assert margin_from_stats(float("nan"), 1, 2.0, 4, 0.0) == pytest.approx(scipy.stats.t.ppf(0.975, 3))
     # A one-seed side's own spread (not a seed spread) takes no degree of freedom: 2 SE.
     assert margin_from_stats(2.0, 1, 0.0, 1, 0.0) == pytest.approx(4.0)
+    # A difference of two drops: four independent means, Welch's df over those with seeds.
+    four = [(1.0, 3), (1.0, 3), (1.0, 1), (1.0, 1)]
+    assert welch_df(four) == pytest.approx(16 / (1 / 2 + 1 / 2))
+    assert parts_margin(four, 0.05) == pytest.approx(0.05 + scipy.stats.t.ppf(0.975, 16) * 2.0)
     c = Comparison.between("x", [1.0, 1.1], [1.05, 1.0])
     assert c.verdict == "inconclusive"
 

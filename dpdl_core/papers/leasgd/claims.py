@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...claims import (Claim, ClaimSpec, Comparison, difference_margin, margin_from_stats, margin_note, spread_z,
-                       welch_df)
+from ...claims import Claim, ClaimSpec, Comparison, difference_margin, margin_note, parts_margin, spread_z
 
 __all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "saving_comparison",
            "tab01_claims"]
@@ -193,12 +192,9 @@ def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) 
         if len(ms) < 2:
             continue
         move = {a: abs(values(d, ms[-1], a, "accuracy").mean() - values(d, ms[0], a, "accuracy").mean()) for a in PAIR}
-        parts = {a: [sq_se(d, m, a) for m in (ms[0], ms[-1])] for a in PAIR}
-        var = {a: sum(v for v, _ in p) for a, p in parts.items()}
         stable.append(Comparison(f"{d}: |Δacc| {move['leasgd']:.3f} vs {move['dp_dpsgd']:.3f}",
                                  move["dp_dpsgd"] - move["leasgd"],
-                                 margin_from_stats(np.sqrt(var["leasgd"]), 1, np.sqrt(var["dp_dpsgd"]), 1, tol,
-                                                   spread_z(welch_df(parts["leasgd"] + parts["dp_dpsgd"])))))
+                                 parts_margin([sq_se(d, m, a) for a in PAIR for m in (ms[0], ms[-1])], tol)))
 
     def less_epsilon() -> list[Comparison]:
         """``pair("epsilon")``, except a cell where no run of either algorithm stopped before

@@ -18,10 +18,9 @@ Scopes, from the text:
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, spread_z, welch_df
+from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, parts_margin
 
 __all__ = ["SPECS", "ACCURACY_TOL", "FLUCTUATION_ROUNDS", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS",
            "figure_claims", "reach_comparison", "table_claims", "variant_spec"]
@@ -170,15 +169,12 @@ def _stable(spec: ClaimSpec, table: pd.DataFrame) -> Claim:
         if "PDSL" not in both or len(both) < 2:
             continue
         drop = {lab: lo.loc[lab, "ours"] - hi.loc[lab, "ours"] for lab in both}
-        # Variance of a drop: both of its means' (their seeds are independent), each with its seeds.
-        parts = {lab: [(float(t.loc[lab].get("ours_std", 0.0)) ** 2 / int(t.loc[lab].get("runs", 1)),
-                        int(t.loc[lab].get("runs", 1))) for t in (lo, hi)] for lab in both}
-        var = {lab: sum(v for v, _ in p) for lab, p in parts.items()}
         base = min((lab for lab in both if lab != "PDSL"), key=drop.get)
+        # The four means of two drops are independent (their seeds are), each with its seeds.
+        parts = [(float(t.loc[lab].get("ours_std", 0.0)) ** 2 / int(t.loc[lab].get("runs", 1)),
+                  int(t.loc[lab].get("runs", 1))) for lab in ("PDSL", base) for t in (lo, hi)]
         comps.append(Comparison(f"{topo} eps={eps:g}: PDSL drop {drop['PDSL']:.2f} vs {base} {drop[base]:.2f}",
-                                drop[base] - drop["PDSL"],
-                                margin_from_stats(np.sqrt(var["PDSL"]), 1, np.sqrt(var[base]), 1, ACCURACY_TOL,
-                                                  spread_z(welch_df(parts["PDSL"] + parts[base])))))
+                                drop[base] - drop["PDSL"], parts_margin(parts, ACCURACY_TOL)))
     return spec.judge(comps, _tolerance(table, f"{ACCURACY_TOL} pp"))
 
 
