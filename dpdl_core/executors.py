@@ -21,7 +21,10 @@ stacking off) and ship a stack as one unit of work.
 
 Pick one with ``run_sweep(..., executor="ray")``, ``$DPDL_EXECUTOR=ray``, or an instance
 (``run_sweep(..., executor=RayExecutor(threads=4))``). Both are resumable in the same way:
-what the store holds is skipped by the sweep before the executor sees it.
+what the store holds is skipped by the sweep before the executor sees it. The local one runs
+what is left with the whole sweep's workers and threads (:meth:`Executor.prepare`), so a
+resumed sweep stores what the uninterrupted one would; Ray's task threads follow the cluster
+and the tasks left, and a resume there matches only to float rounding.
 """
 from __future__ import annotations
 
