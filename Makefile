@@ -23,12 +23,12 @@ help: ## List the targets
 	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folders of notebooks/, e.g. dpdl,pdsl> (default all), DATA_MIRROR=DIR"
 	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  make %-13s %s\n", $$1, $$2}'
 
-setup: $(STAMP) ## Create .venv (Python 3.11), install the package with dev extras, register the Jupyter kernel
+setup: $(STAMP) ## Create .venv (Python 3.11), install the package with dev extras at the versions of requirements.lock, register the Jupyter kernel
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements.lock
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev]'
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python ($(KERNEL))"
 	@# The registries' names, cached so that the first mistyped name answers before torch loads.
 	@$(PY) -c "from dpdl_core.config import registry_choices; registry_choices()"
