@@ -1,0 +1,395 @@
+"""Empirical privacy auditing: a lower bound on ε from canaries, in one training run.
+
+The accountant's ε is an upper bound: no adversary learns more than it allows, if the
+mechanism is the one the accountant was told about. An audit gives the other side: an ε that
+the run provably exceeds, at a stated confidence, measured from what an adversary sees.
+
+The method is Steinke, Nasr & Jagielski (2023), "Privacy auditing with one (1) training run"
+(NeurIPS 2023). m canaries are each included in the training data independently with
+probability 1/2 (:func:`draw_inclusion`). After training, the auditor scores every canary
+from what it observed (for gradient canaries seen by a neighbour:
+:func:`gradient_canary_scores`), guesses "in" for the k+ highest scores and "out" for the
+k− lowest and abstains on the rest (:func:`guess`). Under (ε, δ)-DP the number of correct
+guesses is stochastically dominated, up to a δ term, by a Binomial(r, e^ε/(1 + e^ε)) with
+r = k+ + k− (their Theorem 3.1, :func:`one_run_p_value`); the audited ε is the largest ε
+this count rejects at the given confidence (:func:`epsilon_from_counts`,
+:func:`one_run_epsilon_lower_bound`, and :func:`best_k_epsilon_lower_bound` for a choice
+of k paid for by a Bonferroni split).
+
+Threat model for the gradient canaries: an honest-but-curious neighbour that sees every
+message of one channel of one agent (its cross-gradients, models or momenta), knows the
+canary directions, and follows the protocol. A canary is a fixed unit direction u_c that
+enters the agent's sum of clipped gradients as one extra example's clipped gradient
+(scaled by the clipping norm) in every round where that example is sampled.
+
+Only the (ε, δ)-DP bound of Steinke et al. is implemented; docs/privacy.md, "Auditing: a
+lower bound on ε", says why and how to read the number.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from scipy import stats
+from scipy.special import expit
+
+__all__ = [
+    "AuditResult",
+    "K_FRACTIONS",
+    "best_k_epsilon_lower_bound",
+    "default_k_grid",
+    "draw_inclusion",
+    "epsilon_from_counts",
+    "gradient_canary_scores",
+    "guess",
+    "one_run_epsilon_lower_bound",
+    "one_run_p_value",
+]
+
+# Absolute tolerance of the reported ε; the bisection reports the rejecting end.
+_EPSILON_TOL = 1e-6
+# Largest relative deviation from norm 1 accepted for a canary direction (float32 rounding).
+_UNIT_TOL = 1e-4
+# Guesses per side, as fractions of m, in the declared grid of default_k_grid: from a few
+# confident guesses (strong leakage) to a fifth of the canaries on each side (weak leakage).
+K_FRACTIONS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """An audited lower bound on ε and the counts behind it.
+
+    Attributes
+    ----------
+    epsilon : float
+        The lower bound: with probability at least ``confidence`` over the canaries'
+        inclusion (and the run's noise), the mechanism is not (ε', δ)-DP for any ε' below
+        it. 0 when the guesses reject nothing.
+    m : int
+        Canaries.
+    k_pos, k_neg : int
+        "In" guesses (highest scores) and "out" guesses (lowest scores).
+    guesses : int
+        r = k_pos + k_neg.
+    correct : int
+        v, the correct guesses among them.
+    delta : float
+        The δ of the (ε, δ)-DP hypothesis tested.
+    confidence : float
+        The overall confidence of the bound (after any Bonferroni split).
+    choices : int
+        Values of k the bound was maximised over (1 for a fixed k); each was tested at
+        significance (1 − confidence)/choices.
+    """
+
+    epsilon: float
+    m: int
+    k_pos: int
+    k_neg: int
+    guesses: int
+    correct: int
+    delta: float
+    confidence: float
+    choices: int = 1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence={confidence!r} must be in (0, 1), e.g. 0.95 for a bound that holds 95% of the time")
+
+
+def _check_delta(delta: float) -> None:
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta={delta!r} must be in [0, 1): pass the δ of the (ε, δ) guarantee being audited, e.g. 1e-5")
+
+
+def _check_counts(m: int, r: int, v: int) -> None:
+    for name, value in (("m", m), ("r", r), ("v", v)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name}={value!r} must be an integer count")
+    if not 0 <= v <= r <= m or m < 1:
+        raise ValueError(f"counts m={m}, r={r}, v={v} must satisfy 0 <= v (correct) <= r (guesses) <= m (canaries), m >= 1")
+
+
+def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    """Largest probability, under (ε, δ)-DP, of at least ``v`` correct guesses out of ``r``.
+
+    Theorem 3.1 of Steinke, Nasr & Jagielski (2023): if the m canaries are included
+    independently with probability 1/2, the mechanism is (ε, δ)-DP with respect to each
+    canary, and the guesses (at most r of them, not abstaining) are a function of its output
+    alone, then the number W of correct guesses satisfies
+
+        P[W ≥ v] ≤ f(v) + 2mδ · max_{i ∈ {1..m}} (f(v − i) − f(v)) / i,
+        f(u) = P[Binomial(r, e^ε/(1 + e^ε)) ≥ u].
+
+    For i ≥ v, f(v − i) = 1, so the maximum is reached at some i ≤ v and only those terms
+    are computed.
+
+    Parameters
+    ----------
+    m : int
+        Canaries (the δ term grows with m: every canary may be one of the δ-bad events).
+    r : int
+        Guesses made (k+ + k−).
+    v : int
+        Correct guesses observed.
+    epsilon : float
+        ε ≥ 0 of the hypothesis.
+    delta : float
+        δ of the hypothesis, in [0, 1).
+
+    Returns
+    -------
+    float
+        The bound, capped at 1: a p-value for the hypothesis "(ε, δ)-DP".
+    """
+    _check_counts(m, r, v)
+    _check_delta(delta)
+    if not epsilon >= 0:
+        raise ValueError(f"epsilon={epsilon!r} must be >= 0")
+    if v == 0:
+        return 1.0
+    q = float(expit(epsilon))  # e^ε/(1+e^ε), stable for large ε
+    # f(u) = P[B ≥ u] = sf(u − 1).
+    tail = float(stats.binom.sf(v - 1, r, q))
+    if delta == 0:
+        return tail
+    i = np.arange(1, v + 1)
+    wider = stats.binom.sf(v - i - 1, r, q)  # f(v − i)
+    alpha = float(np.max((wider - tail) / i))
+    return min(1.0, tail + 2 * m * delta * alpha)
+
+
+@functools.lru_cache(maxsize=4096)
+def epsilon_from_counts(m: int, r: int, v: int, delta: float, confidence: float = 0.95) -> float:
+    """The ε that ``v`` correct guesses out of ``r`` (m canaries) prove, at ``confidence``.
+
+    The one-run audit's lower bound (Steinke et al. 2023, Theorem 3.1 inverted for ε): an ε
+    at which :func:`one_run_p_value` is at most 1 − confidence, found by bisection to 1e-6,
+    reporting the end where the p-value is at most 1 − confidence. Any ε with that property is a valid bound: the reported ε is a function
+    of v, and if it exceeds the true ε the mechanism is also (reported ε, δ)-DP, under which
+    so many correct guesses have probability at most 1 − confidence. The bisection needs no
+    monotonicity for that; the binomial tail is increasing in ε, so in practice it finds the
+    largest such ε.
+
+    Returns
+    -------
+    float
+        The lower bound on ε; 0.0 when even ε = 0 is not rejected.
+    """
+    _check_counts(m, r, v)
+    _check_delta(delta)
+    _check_confidence(confidence)
+    significance = 1.0 - confidence
+    if one_run_p_value(m, r, v, 0.0, delta) > significance:
+        return 0.0
+    # Doubling ends by ε = 64 at the latest: e^ε/(1+e^ε) rounds to 1 beyond about 37, where
+    # the tail f(v) is 1 for every v ≤ r and nothing is rejected.
+    lo, hi = 0.0, 1.0
+    while one_run_p_value(m, r, v, hi, delta) <= significance:
+        lo, hi = hi, 2 * hi
+    while hi - lo > _EPSILON_TOL:
+        mid = 0.5 * (lo + hi)
+        if one_run_p_value(m, r, v, mid, delta) <= significance:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def guess(scores, k_pos: int, k_neg: int) -> np.ndarray:
+    """Guesses +1 ("in") for the ``k_pos`` highest scores, −1 ("out") for the ``k_neg``
+    lowest, 0 (abstain) for the rest.
+
+    Ties are broken by canary index (a stable sort). That keeps the guesses a function of
+    the observed output alone, as Theorem 3.1 requires, provided the canaries' order was
+    fixed before their inclusion was drawn.
+
+    Returns
+    -------
+    (m,) int8 array of {−1, 0, +1}
+    """
+    s = _as_scores(scores)
+    m = len(s)
+    _check_k(m, k_pos, k_neg)
+    order = np.argsort(s, kind="stable")
+    out = np.zeros(m, dtype=np.int8)
+    out[order[m - k_pos:]] = 1
+    out[order[:k_neg]] = -1
+    return out
+
+
+def one_run_epsilon_lower_bound(scores, included, k_pos: int, k_neg: int, delta: float,
+                                confidence: float = 0.95) -> AuditResult:
+    """Audit with one fixed (k+, k−): the lower bound on ε that the scores prove.
+
+    Steinke, Nasr & Jagielski (2023), Algorithm 1 (guess on the k+ highest and k− lowest
+    scores) with the bound of Theorem 3.1 (:func:`epsilon_from_counts`). k+ and k− must be
+    fixed before the scores are seen; to choose among several, use
+    :func:`best_k_epsilon_lower_bound`, which pays for the choice.
+
+    Parameters
+    ----------
+    scores : (m,) array-like
+        The auditor's score of each canary, higher meaning "more likely in". Must be
+        computed from the observed output only, never from ``included``.
+    included : (m,) bool array-like
+        Which canaries were in the training data (:func:`draw_inclusion`).
+    k_pos, k_neg : int
+        Numbers of "in" and "out" guesses; k_pos + k_neg ≤ m.
+    delta : float
+        δ of the (ε, δ) guarantee being audited.
+    confidence : float
+        Probability that the bound holds, in (0, 1).
+    """
+    return _audit(scores, included, k_pos, k_neg, delta, confidence, choices=1)
+
+
+def default_k_grid(m: int) -> list[int]:
+    """The declared grid of guesses per side for m canaries: k = round(f·m) for f in
+    :data:`K_FRACTIONS` (at least 1, duplicates dropped).
+
+    It depends on m alone, so it is fixed before any score is seen, as the Bonferroni split
+    of :func:`best_k_epsilon_lower_bound` requires. Small fractions win where the scores
+    separate well (large ε: a few confident guesses), large ones where they separate
+    poorly (docs/privacy.md, "Auditing", measures both).
+    """
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 2:
+        raise ValueError(f"m={m!r} must be an integer >= 2 (the number of canaries)")
+    return sorted({max(1, round(f * m)) for f in K_FRACTIONS})
+
+
+def best_k_epsilon_lower_bound(scores, included, delta: float, confidence: float = 0.95,
+                               ks: Sequence[int] | None = None) -> AuditResult:
+    """The best bound over k+ = k− = k for k in a grid declared before the scores are seen,
+    paid for by a Bonferroni split.
+
+    Each k is audited (:func:`one_run_epsilon_lower_bound`) at significance
+    (1 − confidence)/len(ks), a union bound over the grid, so the largest of the bounds
+    holds with probability at least ``confidence``. Choosing the best k on the same scores
+    without the split would overstate the confidence.
+
+    Parameters
+    ----------
+    scores, included, delta, confidence
+        As for :func:`one_run_epsilon_lower_bound`.
+    ks : sequence of int, optional
+        Distinct guess counts per side, each with 2k ≤ m, fixed from m alone; default
+        :func:`default_k_grid` (up to six values).
+
+    Returns
+    -------
+    AuditResult
+        The best k's result, with ``confidence`` the overall one and ``choices = len(ks)``.
+    """
+    _check_confidence(confidence)
+    m = len(_as_scores(scores))
+    ks = default_k_grid(m) if ks is None else [int(k) for k in ks]
+    if not ks or len(set(ks)) != len(ks):
+        raise ValueError(f"ks={ks!r} must be a non-empty list of distinct guess counts per side, e.g. [10, 50, 100]")
+    per_choice = 1.0 - (1.0 - confidence) / len(ks)
+    results = [_audit(scores, included, k, k, delta, per_choice, choices=len(ks)) for k in ks]
+    best = max(results, key=lambda res: res.epsilon)
+    return AuditResult(**{**best.to_dict(), "confidence": confidence})
+
+
+def _audit(scores, included, k_pos, k_neg, delta, confidence, choices) -> AuditResult:
+    s = _as_scores(scores)
+    inc = np.asarray(included)
+    if inc.shape != s.shape or inc.dtype != bool:
+        raise ValueError(f"included must be a bool array of the scores' shape {s.shape} (draw_inclusion gives one); "
+                         f"got dtype {inc.dtype}, shape {inc.shape}")
+    g = guess(s, k_pos, k_neg)
+    truth = np.where(inc, 1, -1)
+    correct = int(np.sum(g == truth))  # abstentions (0) never match ±1
+    m, r = len(s), k_pos + k_neg
+    eps = epsilon_from_counts(m, r, correct, float(delta), float(confidence))
+    return AuditResult(epsilon=eps, m=m, k_pos=k_pos, k_neg=k_neg, guesses=r, correct=correct,
+                       delta=float(delta), confidence=float(confidence), choices=choices)
+
+
+def _as_scores(scores) -> np.ndarray:
+    s = scores.detach().cpu().double().numpy() if isinstance(scores, torch.Tensor) else np.asarray(scores, dtype=np.float64)
+    if s.ndim != 1 or len(s) == 0:
+        raise ValueError(f"scores must be a non-empty 1-d array, one score per canary; got shape {s.shape}")
+    if not np.all(np.isfinite(s)):
+        raise ValueError("scores contain NaN or infinity; a diverged run cannot be audited, pass finite scores")
+    return s
+
+
+def _check_k(m: int, k_pos: int, k_neg: int) -> None:
+    for name, k in (("k_pos", k_pos), ("k_neg", k_neg)):
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"{name}={k!r} must be an integer >= 0")
+    if k_pos + k_neg > m or k_pos + k_neg == 0:
+        raise ValueError(f"k_pos + k_neg = {k_pos + k_neg} must be between 1 and the number of canaries m = {m}; "
+                         f"pass fewer guesses")
+
+
+def draw_inclusion(m: int, generator: np.random.Generator | torch.Generator) -> np.ndarray:
+    """Which of ``m`` canaries are in: each independently with probability 1/2.
+
+    The independent fair coins are the randomness Theorem 3.1 of Steinke et al. (2023)
+    rests on. Pass a generator seeded from the run's seed (e.g.
+    ``np.random.default_rng(derive_seed(seed, "audit", "inclusion"))``), kept apart from the
+    streams the run's noise and batches come from.
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries, ≥ 1.
+    generator : numpy.random.Generator or torch.Generator
+
+    Returns
+    -------
+    (m,) bool array
+    """
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"m={m!r} must be an integer >= 1 (the number of canaries)")
+    if isinstance(generator, np.random.Generator):
+        return generator.integers(0, 2, size=int(m)).astype(bool)
+    if isinstance(generator, torch.Generator):
+        return torch.randint(0, 2, (int(m),), generator=generator).numpy().astype(bool)
+    raise ValueError(f"generator must be a numpy.random.Generator or a torch.Generator, got {type(generator).__name__}")
+
+
+def gradient_canary_scores(directions, messages) -> np.ndarray:
+    """White-box gradient-canary scores: canary c scores Σ_t ⟨u_c, message_t⟩.
+
+    A canary whose clipped gradient is C·u_c adds C·u_c/B to the messages of every round it
+    is sampled in; the projection on u_c, summed over the rounds, collects that signal while
+    the Gaussian noise in that direction grows only as √T. This is the white-box
+    gradient-space score of Steinke et al. (2023), whose "Dirac canaries" are coordinate
+    vectors, here for an observer of one channel of one agent. The scores are linear in the messages, so passing
+    their running sum as a single row gives the same scores (an observer need keep only that).
+
+    Parameters
+    ----------
+    directions : (m, P) array or tensor
+        The canary directions u_c, each of norm 1 (e.g. distinct coordinate vectors, which
+        are orthogonal, or normalised Gaussian vectors, nearly so for P ≫ m).
+    messages : (T, P) or (P,) array or tensor
+        The observed messages of one channel (one row per round).
+
+    Returns
+    -------
+    (m,) float64 array
+    """
+    U = directions.detach().cpu().double().numpy() if isinstance(directions, torch.Tensor) else np.asarray(directions, dtype=np.float64)
+    M = messages.detach().cpu().double().numpy() if isinstance(messages, torch.Tensor) else np.asarray(messages, dtype=np.float64)
+    if M.ndim == 1:
+        M = M[None, :]
+    if U.ndim != 2 or M.ndim != 2 or U.shape[1] != M.shape[1] or len(U) == 0:
+        raise ValueError(f"directions must be (m, P) and messages (T, P) or (P,) with the same P; "
+                         f"got {U.shape} and {M.shape}")
+    norms = np.linalg.norm(U, axis=1)
+    if not np.all(np.abs(norms - 1.0) <= _UNIT_TOL):
+        worst = float(norms[np.argmax(np.abs(norms - 1.0))])
+        raise ValueError(f"canary directions must have norm 1 (one has {worst:.6g}); divide each row by its norm")
+    return U @ M.sum(axis=0)
