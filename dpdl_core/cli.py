@@ -65,10 +65,11 @@ def _print_json(value) -> None:
     print(json.dumps(_finite(value), indent=2, allow_nan=False))
 
 
-def _results_store(path: str | None, *, create: bool = True, require: bool = True):
+def _results_store(path: str | None, *, create: bool = True, require: bool = True, read_only: bool = False):
     """The results store at ``path`` (default ``$DPDL_RESULTS_DIR`` or ``data/results``),
     checked to be a folder this process can write (``create``), or one that exists
-    (``require``; else a missing folder reads as an empty store)."""
+    (``require``; else a missing folder reads as an empty store); ``read_only``: opened so
+    that reading it changes nothing (:class:`~dpdl_core.results.ResultStore`)."""
     from .results import RESULTS_ENV, ResultStore, default_results_dir
 
     root = Path(path) if path else default_results_dir()
@@ -92,7 +93,7 @@ def _results_store(path: str | None, *, create: bool = True, require: bool = Tru
             tempfile.TemporaryFile(dir=root).close()
         except OSError as exc:
             raise UserError(f"results folder {root} ({origin}) is read-only ({exc.strerror}); {fix}") from None
-    return ResultStore(root)
+    return ResultStore(root, read_only=read_only)
 
 
 def _cmd_run(args) -> int:
@@ -252,10 +253,13 @@ def _cmd_study(args) -> int:
 
 
 def _cmd_answer(args) -> int:
-    from .answer import write_answer
+    if args.check:
+        _only_for(args, ("allow_incomplete",), "writing the answer", "`answer --check` writes nothing")
+    from .answer import answer_rows, missing_runs, shown, write_answer
 
-    changed = write_answer(check=args.check)
-    names = ", ".join(str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(p) for p in changed)
+    rows = answer_rows()
+    changed = write_answer(check=args.check, allow_incomplete=args.allow_incomplete, rows=rows)
+    names = ", ".join(shown(p) for p in changed)
     if args.check:
         if changed:
             print(f"error: {names} differ from what the committed studies give; run `python -m dpdl_core answer`",
@@ -264,6 +268,9 @@ def _cmd_answer(args) -> int:
         print("[answer] README and docs/answer.md match the committed studies")
         return 0
     print(f"[answer] wrote {names}" if changed else "[answer] README and docs/answer.md were already up to date")
+    gap = missing_runs(rows[1])
+    if gap:
+        print(f"note: the answer leaves out what missing runs decide: {gap}", file=sys.stderr)
     return 0
 
 
@@ -357,7 +364,12 @@ def _cmd_results(args) -> int:
         _only_for(args, ("format", "out"), "`results export`", f"`results {args.action}` prints to the terminal")
     if args.out is not None:
         _check_out(args.out)
-    store = _results_store(args.results, create=False)
+    # Reading must not move a damaged file (it may be a committed one): name it instead.
+    store = _results_store(args.results, create=False, read_only=True)
+    for path, why in store.damaged().items():
+        print(f"note: {path} is damaged ({why}); left in place and left out (restore it, e.g. "
+              f"`git checkout -- {path}` for a committed run, or delete it so that its run is computed again)",
+              file=sys.stderr)
     if args.action == "show":
         if not args.hash:
             raise UserError("results show needs a hash (or its first characters): python -m dpdl_core results show HASH")
@@ -515,8 +527,12 @@ def _parser() -> argparse.ArgumentParser:
         "answer", parents=[debug], help="write the 'Does it replicate?' table (README, docs/answer.md) from the "
         "committed studies", description="Judge every claim the committed study stores (results/<paper>/) can "
         "decide and write the table between the README's answer markers and docs/answer.md; --check only compares. "
-        "The stores are read from results/ ($DPDL_STUDIES_DIR moves that root).")
+        "The stores are read from results/ ($DPDL_STUDIES_DIR moves that root) and never changed: a damaged or "
+        "deleted run file is an error naming the command that restores it, and the answer is not written from "
+        "stores holding fewer runs than the studies declare unless --allow-incomplete is given.")
     p.add_argument("--check", action="store_true", help="exit 1 if the files differ from what the stores give")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="write even from stores that lack runs the studies declare (it says which)")
     p.set_defaults(func=_cmd_answer)
 
     p = sub.add_parser("list", parents=[debug], help="the config fields (with defaults), algorithms, datasets or "

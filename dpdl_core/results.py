@@ -20,7 +20,10 @@ the others trust a file version (device, inode, size, mtime) already verified in
 process. A file that fails is reported with a :class:`CorruptResultWarning` naming it,
 renamed to ``<hash>.csv.gz.corrupt`` (kept for inspection, never read again) and treated
 as missing, so the next run or sweep recomputes it; the readers that return data raise
-:class:`CorruptResultError` (a ``FileNotFoundError``) for it.
+:class:`CorruptResultError` (a ``FileNotFoundError``) for it. A store opened
+``read_only`` (what ``answer`` and ``results`` read committed files through) writes
+nothing: a failed file stays where it is and counts as missing, and
+:meth:`~ResultStore.damaged` lists such files with what is wrong with each.
 
 Legacy files (no ``format`` key: written before checksums existed) are accepted: their
 gzip stream's own CRC-32 and length are checked on decompression, which catches
@@ -146,10 +149,16 @@ class ResultStore:
     ----------
     root : path, optional
         Defaults to :func:`default_results_dir`.
+    read_only : bool
+        Never write to the folder: a file that fails its integrity check is left in place
+        and counts as missing, without a warning (:meth:`damaged` lists those files), and
+        :meth:`save` and :meth:`log_event` raise ``PermissionError``. For readers of files
+        that are not theirs to change, such as a committed study store.
     """
 
-    def __init__(self, root: str | Path | None = None):
+    def __init__(self, root: str | Path | None = None, *, read_only: bool = False):
         self.root = Path(root) if root is not None else default_results_dir()
+        self.read_only = read_only
 
     def path(self, run_hash: str) -> Path:
         return self.root / f"{run_hash}{SUFFIX}"
@@ -168,8 +177,13 @@ class ResultStore:
         return Claim(self.root / "locks" / f"{run_hash}.lock", what=f"run {run_hash} in {self.root}")
 
     # -- writing --------------------------------------------------------------------------
+    def _writable(self) -> None:
+        if self.read_only:
+            raise PermissionError(f"the results store {self.root} was opened read-only")
+
     def save(self, run_hash: str, config: dict, history: pd.DataFrame, meta: dict[str, Any] | None = None) -> Path:
         """Store a run's long-format history with its config, metadata and checksum."""
+        self._writable()
         missing = [c for c in COLUMNS if c not in history.columns]
         if missing:
             raise ValueError(f"history lacks columns {missing}; expected {COLUMNS}")
@@ -198,6 +212,7 @@ class ResultStore:
         One ``write`` on an ``O_APPEND`` descriptor, so lines from concurrent processes
         never interleave.
         """
+        self._writable()
         line = json.dumps({"time": time.time(), "host": socket.gethostname(), "pid": os.getpid(),
                            "event": event, "hash": run_hash, **info}, sort_keys=True) + "\n"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -225,19 +240,25 @@ class ResultStore:
         Raises
         ------
         FileNotFoundError
-            No file; :class:`CorruptResultError` when the file failed and was moved aside.
+            No file; :class:`CorruptResultError` when the file failed (and was moved aside
+            unless the store is read-only).
         """
         path = self.path(run_hash)
-        with open(path, "rb") as f:
-            version = _version(os.fstat(f.fileno()))
-            raw = f.read()
+        version, raw = self._raw(path)
         try:
             header_line, body = self._verify(run_hash, raw)
         except _Damaged as exc:
-            moved = self._quarantine(run_hash, version, str(exc))
-            raise CorruptResultError(f"stored result {path} is corrupt ({exc}); {moved}") from None
+            outcome = "left in place: the store is read-only" if self.read_only else \
+                self._quarantine(run_hash, version, str(exc))
+            raise CorruptResultError(f"stored result {path} is corrupt ({exc}); {outcome}") from None
         _VERIFIED[os.fspath(path)] = (version, header_line)
         return json.loads(header_line), body
+
+    @staticmethod
+    def _raw(path: Path) -> tuple[tuple, bytes]:
+        """(file version, bytes) of one read of ``path``."""
+        with open(path, "rb") as f:
+            return _version(os.fstat(f.fileno())), f.read()
 
     @staticmethod
     def _verify(run_hash: str, raw: bytes) -> tuple[str, bytes]:
@@ -338,10 +359,34 @@ class ResultStore:
         header, body = self._read(run_hash)
         return header, pd.read_csv(io.BytesIO(body))
 
+    def _names(self) -> list[str]:
+        """Hashes of the run files in the folder, verified or not (temp files excluded)."""
+        return sorted(p.name[: -len(SUFFIX)] for p in self.root.glob(f"*{SUFFIX}") if not p.name.startswith("."))
+
     def hashes(self) -> list[str]:
         """Hashes of the complete, verified runs (temp files and failed files excluded)."""
-        names = sorted(p.name[: -len(SUFFIX)] for p in self.root.glob(f"*{SUFFIX}") if not p.name.startswith("."))
-        return [h for h in names if self.has(h)]
+        return [h for h in self._names() if self.has(h)]
+
+    def damaged(self) -> dict[Path, str]:
+        """Every run file that fails its integrity check, with what is wrong with it.
+
+        Reads every file and changes none, whether or not the store is read-only; the files
+        that pass are remembered as verified, so reading them next costs one ``stat``.
+        """
+        found = {}
+        for h in self._names():
+            path = self.path(h)
+            try:
+                version, raw = self._raw(path)
+            except FileNotFoundError:  # removed since the listing: nothing to report
+                continue
+            try:
+                header_line, _ = self._verify(h, raw)
+            except _Damaged as exc:
+                found[path] = str(exc)
+                continue
+            _VERIFIED[os.fspath(path)] = (version, header_line)
+        return found
 
     def configs(self) -> pd.DataFrame:
         """One row per stored run: its hash, config fields and metadata (prefixed ``meta.``)."""
