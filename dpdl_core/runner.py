@@ -42,7 +42,7 @@ import torch
 from . import __version__
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
-from .config import ExperimentConfig
+from .config import ConfigError, ExperimentConfig
 from .data import Dataset, data_record, describe, dirichlet_partition, load_dataset, require_full_data, validation_split
 from .engine import Engine, consensus_distance
 from .loop import training_rounds
@@ -195,7 +195,8 @@ class Prepared:
         self, batch_size: int | None = None, generator: torch.Generator | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Each agent's batch of B distinct local samples (with replacement only for an
-        agent holding fewer than B): ``(N, B, ...)``, ``(N, B)``.
+        agent holding fewer than B, which only an attack's own ``batch_size`` can be:
+        :func:`prepare` refuses a run whose batch exceeds its smallest agent): ``(N, B, ...)``, ``(N, B)``.
 
         ``batch_size`` and ``generator`` default to the run's; the attacks pass their own
         so that an intercepted round leaves the training trajectory untouched."""
@@ -232,8 +233,38 @@ def sigma_for(config: ExperimentConfig, topology, cls, params, local_sizes, batc
     return calibrate(config.sigma_rule, req, noise_scale=cls.noise_scale(params, B))
 
 
+def _check_batch_fits(config: ExperimentConfig, parts: list[np.ndarray]) -> None:
+    """Refuse a batch larger than the smallest agent's training samples, before any training.
+
+    A round draws B distinct samples from each agent. From fewer, a sample would enter its
+    batch several times and its clipped gradient would count more than once, which the σ
+    rules and the accountant (one clipped gradient per sample) do not allow; and every round
+    would build ``(N, B, ...)`` batches and per-sample gradients however far B is above the
+    agent's data, until memory runs out.
+
+    Raises
+    ------
+    ConfigError
+        Naming the batch size, the smallest agent and what to change.
+    """
+    sizes = [len(p) for p in parts]
+    smallest = min(sizes)
+    if config.batch_size > smallest:
+        raise ConfigError(
+            f"batch_size={config.batch_size} is more than the {smallest} training samples of the smallest agent "
+            f"(agent {sizes.index(smallest)} of n_agents={config.n_agents}, {config.dataset} with "
+            f"train_samples={config.train_samples}, partition={config.partition!r}); a batch holds distinct samples "
+            f"of one agent; allowed: batch_size <= {smallest}, or fewer agents, or more train_samples (null: all)")
+
+
 def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
-    """Build data split, topology, engine, σ and algorithm for ``config``."""
+    """Build data split, topology, engine, σ and algorithm for ``config``.
+
+    Raises
+    ------
+    ConfigError
+        When ``config.batch_size`` is more than an agent's training samples.
+    """
     device = resolve_device(config.device)
     rngs = make_rngs(config.seed)
     data = data if data is not None else _dataset(config.dataset)
@@ -246,6 +277,7 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
         y_all[pool], config.n_agents, config.alpha_d, seed=derive_seed(config.seed, "partition"), scheme=config.partition
     )
     parts = [pool[p] for p in parts]
+    _check_batch_fits(config, parts)
     topology = make_topology(config.topology, config.n_agents, mixing=config.mixing,
                              seed=derive_seed(config.seed, "mixing"))
     module = build_model(config.model, config.dataset, seed=rngs.init_seed)
