@@ -37,7 +37,7 @@ EVAL_STRATEGIES = ("vmap", "per_model")
 # How the engine computes whole-batch gradients of several models (Engine.batch_gradients).
 BATCH_GRAD_STRATEGIES = ("vmap", "per_model")
 # How it computes per-sample clipped sums (Engine.clipped_sums; vmap: its "auto" kernels).
-PER_SAMPLE_STRATEGIES = ("vmap", "per_model")
+PER_SAMPLE_STRATEGIES = ("vmap", "per_model", "bookkeeping")
 # Which evaluations also measure the test set (the validation set is measured at every one).
 TEST_AT = ("every_evaluation", "best_validation")
 # Fields that do not change what a run computes, so they stay out of its hash.
@@ -314,13 +314,15 @@ class ExperimentConfig:
         models, or one model at a time with channels-last convolutions (several times faster
         for conv nets on CPU; gradients equal to float summation order, so it is hashed; see
         :meth:`dpdl_core.engine.Engine.batch_gradients`). Per-sample clipping never uses it.
-    per_sample_strategy : {"vmap", "per_model"}
+    per_sample_strategy : {"vmap", "per_model", "bookkeeping"}
         How per-sample clipped gradient sums are computed: ``vmap`` of ``grad`` over the
-        samples and the models sharing a batch, or one model at a time from one forward and
+        samples and the models sharing a batch; one model at a time from one forward and
         backward pass (:mod:`dpdl_core.per_sample`; ``nn.Sequential`` conv nets of plain
-        Conv2d and Linear layers; faster for the CIFAR-10 CNNs of DPDL and PDSL on CPU,
-        slower for LeNet: ``docs/benchmarks.md``). Sums equal to float summation order, so
-        it is hashed.
+        Conv2d and Linear layers); or every model that reads a batch in one pass, the
+        per-unit norms book-kept from that pass (:mod:`dpdl_core.bookkeeping`; the
+        ``nn.Sequential`` nets of the four papers, Dropout included, and the only kernel
+        for a model with dropout). Speeds: ``docs/benchmarks.md``. Sums equal to float
+        summation order, so it is hashed.
     """
 
     dataset: str = "mnist"

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from . import per_sample
+from . import bookkeeping, per_sample
 from .config import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES
 
 __all__ = ["Engine", "ParamLayout", "gossip", "gaussian_noise", "consensus_distance"]
@@ -119,7 +119,11 @@ class Engine:
         one ``vmap(grad)`` over the batch's samples. ``"per_model"`` (config
         ``per_sample_strategy: per_model``): one model at a time, one forward and backward
         pass and per-sample weight gradients from the layers' inputs and output gradients
-        (:mod:`dpdl_core.per_sample`; ``nn.Sequential`` conv nets only). ``"auto"`` picks per batch by the
+        (:mod:`dpdl_core.per_sample`; ``nn.Sequential`` conv nets only). ``"bookkeeping"``
+        (``per_sample_strategy: bookkeeping``): every model that reads a batch in one
+        forward and backward pass, per-unit norms from the kept activations and output
+        gradients, the clipped sum as one weighted GEMM (:mod:`dpdl_core.bookkeeping`; the
+        only kernel that draws per-sample dropout masks). ``"auto"`` picks per batch by the
         deterministic rule of :meth:`choose_strategy` (never by timing: a run's history must
         not depend on machine load). The two agree to float rounding, not bit for bit.
     compile : bool
@@ -144,7 +148,7 @@ class Engine:
         (``benchmarks/bench_eval.py`` measures both).
     """
 
-    STRATEGIES = ("auto", "shared_batch", "per_edge", "per_model")
+    STRATEGIES = ("auto", "shared_batch", "per_edge", "per_model", "bookkeeping")
     EVAL_STRATEGIES = EVAL_STRATEGIES
     BATCH_GRAD_STRATEGIES = BATCH_GRAD_STRATEGIES
     # Images per forward pass of the per-model evaluation: small enough that a conv net's
@@ -166,6 +170,12 @@ class Engine:
         if strategy == "per_model" and per_sample.unsupported_reason(module):
             raise ValueError(f"the per-model per-sample kernel cannot run this model: "
                              f"{per_sample.unsupported_reason(module)}; use per_sample_strategy: vmap")
+        if bookkeeping.has_dropout(module) and strategy != "bookkeeping":
+            raise ValueError("the model has dropout, whose per-sample masks only the book-keeping kernel draws; "
+                             "use per_sample_strategy: bookkeeping")
+        self._steps = bookkeeping.plan(module) if strategy == "bookkeeping" else None
+        # Per-sample dropout masks of the gradient passes (set by the run from its seed).
+        self.dropout_generator: torch.Generator | None = None
         if eval_strategy not in self.EVAL_STRATEGIES:
             raise ValueError(f"eval_strategy={eval_strategy!r} is not known; allowed values: {list(self.EVAL_STRATEGIES)}")
         if batch_grad_strategy not in self.BATCH_GRAD_STRATEGIES:
@@ -180,6 +190,9 @@ class Engine:
         self.strategy = strategy
         for p in self.module.parameters():
             p.requires_grad_(False)
+        # Evaluation and the vmap kernels call the module functionally: in eval mode a
+        # Dropout layer is the identity there; the book-keeping kernel applies its own masks.
+        self.module.eval()
 
         def unit_loss(params, xu, yu):
             loss = F.cross_entropy(functional_call(self.module, params, (xu,)), yu)
@@ -288,6 +301,9 @@ class Engine:
         for a, count in enumerate(counts):
             rows_a = order[start : start + count]
             start += count
+            if count and self.strategy == "bookkeeping":
+                sums[rows_a], losses[rows_a] = self._bookkeeping(X[rows_a], xb[a], yb[a], clip, unit)
+                continue
             if count and self.strategy == "per_model":
                 per_sample.clipped_sums(self.module, self.layout.unflatten(X[rows_a]), xb[a], yb[a], clip, unit,
                                         sums, losses, rows_a.tolist())
@@ -311,6 +327,15 @@ class Engine:
                 sums[rows] = self.layout.flatten(summed, n_lead=1)
                 losses[rows] = loss.T
         return sums, losses
+
+    def _bookkeeping(self, X: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor, clip: float,
+                     unit: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """:func:`dpdl_core.bookkeeping.clipped_sums` of the models ``X`` (k, P) on one batch,
+        with fresh dropout masks for a model that has dropout."""
+        masks = bookkeeping.dropout_masks(self.module, tuple(xb.shape[1:]), X.shape[0], yb.shape[0],
+                                          self.dropout_generator) if bookkeeping.has_dropout(self.module) else []
+        return bookkeeping.clipped_sums(self._steps, self.layout.unflatten(X), _channels_last(xb), yb, clip, unit,
+                                        masks)
 
     def batch_gradients(
         self, X: torch.Tensor, data_index: torch.Tensor, xb: torch.Tensor, yb: torch.Tensor
@@ -337,6 +362,12 @@ class Engine:
             rows = order[start : start + count]
             start += count
             if not count:
+                continue
+            if self.strategy == "bookkeeping" and bookkeeping.has_dropout(self.module):
+                # One unit of the whole batch, unclipped: the gradient of the batch's mean loss
+                # under the same per-sample dropout masks as the clipped passes.
+                g, loss = self._bookkeeping(X[rows], xb[a], yb[a], math.inf, yb.shape[1])
+                grads[rows], losses[rows] = g, loss[:, 0]
                 continue
             if self.batch_grad_strategy == "per_model":
                 xa = _channels_last(xb[a])

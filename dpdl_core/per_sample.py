@@ -28,7 +28,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["clipped_sums", "supports", "unsupported_reason"]
+__all__ = ["clipped_sums", "layer_reason", "supports", "unsupported_reason"]
+
+
+def layer_reason(layer: nn.Module) -> str | None:
+    """Why a per-sample kernel that forms convolution gradients from im2col patches cannot run
+    ``layer`` (stride 1, one group, zero padding, a bias; Linear with a bias), or None."""
+    if isinstance(layer, nn.Conv2d):
+        if layer.stride != (1, 1) or layer.dilation != (1, 1) or layer.groups != 1 or layer.bias is None \
+                or layer.padding_mode != "zeros" or isinstance(layer.padding, str):
+            return f"{layer} is not a plain convolution (stride 1, one group, zero padding, bias)"
+    elif isinstance(layer, nn.Linear) and layer.bias is None:
+        return f"{layer} has no bias"
+    return None
 
 
 def unsupported_reason(module: nn.Module) -> str | None:
@@ -36,15 +48,13 @@ def unsupported_reason(module: nn.Module) -> str | None:
     if not isinstance(module, nn.Sequential):
         return f"the model is a {type(module).__name__}, not an nn.Sequential"
     for layer in module:
-        if isinstance(layer, nn.Conv2d):
-            if layer.stride != (1, 1) or layer.dilation != (1, 1) or layer.groups != 1 or layer.bias is None \
-                    or layer.padding_mode != "zeros" or isinstance(layer.padding, str) \
-                    or layer.kernel_size[0] != layer.kernel_size[1] or layer.padding[0] != layer.padding[1]:
-                return f"{layer} is not a plain convolution (stride 1, square kernel and padding, one group, bias)"
-        elif isinstance(layer, nn.Linear):
-            if layer.bias is None:
-                return f"{layer} has no bias"
-        elif any(True for _ in layer.parameters()):
+        reason = layer_reason(layer)
+        if reason:
+            return reason
+        if isinstance(layer, nn.Conv2d) and (layer.kernel_size[0] != layer.kernel_size[1]
+                                             or layer.padding[0] != layer.padding[1]):
+            return f"{layer} has a kernel or padding that is not square"
+        if not isinstance(layer, (nn.Conv2d, nn.Linear)) and any(True for _ in layer.parameters()):
             return f"{layer} has parameters and is neither Conv2d nor Linear"
     return None
 

@@ -283,7 +283,8 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     module = build_model(config.model, config.dataset, seed=rngs.init_seed)
     engine = Engine(module, device, compile=config.compile, eval_strategy=config.eval_strategy,
                     batch_grad_strategy=config.batch_grad_strategy,
-                    strategy="per_model" if config.per_sample_strategy == "per_model" else "auto")
+                    strategy="auto" if config.per_sample_strategy == "vmap" else config.per_sample_strategy)
+    engine.dropout_generator = rngs.dropout
     cls = get_algorithm(config.algorithm)
     params = cls.Params(**config.algo)
     sizes = np.array([len(p) for p in parts])
@@ -498,6 +499,8 @@ class _Track:
             prep.rngs.noise.set_state(saved["noise_rng"])
             prep.rngs.algorithm.set_state(saved["algorithm_rng"])
             prep.rngs.schedule.bit_generator.state = saved["schedule_rng"]
+            if "dropout_rng" in saved:  # checkpoints of runs without dropout masks have none
+                prep.rngs.dropout.set_state(saved["dropout_rng"])
             prep.ctx.sent = saved["sent"]
         self.resumed = saved is not None
         self.last_round = self.start - 1
@@ -563,6 +566,7 @@ class _Track:
             "noise_rng": self.prep.rngs.noise.get_state(),
             "algorithm_rng": self.prep.rngs.algorithm.get_state(),
             "schedule_rng": self.prep.rngs.schedule.bit_generator.state,
+            "dropout_rng": self.prep.rngs.dropout.get_state(),
             "sent": sent.clone(),
             "counters": counters,
             "started_by": self.started_by or made_by,

@@ -32,6 +32,9 @@ class RunRngs:
         The algorithm's own randomness (random pairings, permutations); on the CPU too.
     schedule : np.random.Generator
         A time-varying schedule's draws (e.g. a fresh random ring per round).
+    dropout : torch.Generator
+        Per-sample dropout masks of the gradient passes (models with Dropout layers); on
+        the CPU too.
     """
 
     partition: np.random.Generator
@@ -40,13 +43,14 @@ class RunRngs:
     noise: torch.Generator
     algorithm: torch.Generator
     schedule: np.random.Generator
+    dropout: torch.Generator
 
 
 def make_rngs(seed: int) -> RunRngs:
     """Derive all generators of a run from ``seed`` (all on the CPU: see :class:`RunRngs`)."""
     # A SeedSequence's i-th child does not depend on how many are spawned, so streams added
     # later leave the earlier ones (and stored results) unchanged.
-    part, init, batch, noise, alg, sched = np.random.SeedSequence(seed).spawn(6)
+    part, init, batch, noise, alg, sched, drop = np.random.SeedSequence(seed).spawn(7)
 
     def torch_gen(seq):
         return torch.Generator().manual_seed(int(seq.generate_state(1, np.uint64)[0] >> 1))
@@ -60,6 +64,7 @@ def make_rngs(seed: int) -> RunRngs:
         noise=torch_gen(noise),
         algorithm=torch_gen(alg),
         schedule=np.random.default_rng(sched),
+        dropout=torch_gen(drop),
     )
 
 

@@ -28,7 +28,9 @@ import torch
 
 from .algorithms import get_algorithm
 from .algorithms.base import RunContext
+from .bookkeeping import has_dropout
 from .config import ExperimentConfig
+from .models import build_model
 from .validation import env_int
 
 __all__ = ["MAX_STACK_ENV", "MEMORY_ENV", "Stack", "StackedSchedule", "build_stack", "max_stack", "plan_stacks",
@@ -50,9 +52,10 @@ def stack_key(config: ExperimentConfig) -> str | None:
     A run stacks when its algorithm declares ``stackable`` (:class:`~dpdl_core.algorithms.base.Algorithm`);
     the key is every config field but :data:`PER_RUN_FIELDS`. Configs with equal keys may
     still get different graphs (a random mixing matrix is seeded per run):
-    :func:`build_stack` checks that, and the runner runs such runs in separate stacks.
+    :func:`build_stack` checks that, and the runner runs such runs in separate stacks. A model
+    with dropout runs alone: its masks come from its own run's generator.
     """
-    if not get_algorithm(config.algorithm).stackable:
+    if not get_algorithm(config.algorithm).stackable or has_dropout(build_model(config.model, config.dataset)):
         return None
     shared = {k: v for k, v in config.to_dict().items() if k not in PER_RUN_FIELDS}
     return json.dumps(shared, sort_keys=True, default=str)
