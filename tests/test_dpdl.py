@@ -188,7 +188,7 @@ def test_authors_variant_is_one_switch():
     assert (c.model, c.batch_size, c.momentum, c.lr_decay, c.lr_decay_every, c.sigma_rule) == (
         "dpdl_lenet_authors", 144, 0.9, 0.995, 30, "authors_code")
     assert c.algo == {"alpha": 1.5, "clip_mode": "microbatch", "n_microbatches": 4, "cosine": "per_tensor", "weight_decay": 5e-4}
-    assert preset("cifar10", variant="authors").model == "dpdl_cnn_authors"
+    assert preset("cifar10", variant="authors").model == "dpdl_cnn_authors_dropout"
     # the code's command-line defaults --lr 0.1 --ct 1, on both datasets; init stays an option
     for dataset in ("mnist", "cifar10"):
         a = preset(dataset, variant="authors")

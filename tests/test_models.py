@@ -14,6 +14,7 @@ PINNED = {
     ("logreg", "cifar10"): 30730,
     ("dpdl_lenet_authors", "mnist"): 44426,
     ("dpdl_cnn_authors", "cifar10"): 1059306,
+    ("dpdl_cnn_authors_dropout", "cifar10"): 1059306,
 }
 
 

@@ -10,7 +10,9 @@ __all__ = ["AUTHORS_BATCH_SIZE", "SETTINGS", "VARIANTS", "preset"]
 VARIANTS = ("paper", "authors")
 # The authors' main.py sets the batch size by N (with its default --balance).
 AUTHORS_BATCH_SIZE = {10: 256, 20: 144, 30: 72}
-AUTHORS_MODELS = {"mnist": "dpdl_lenet_authors", "cifar10": "dpdl_cnn_authors"}
+AUTHORS_MODELS = {"mnist": "dpdl_lenet_authors", "cifar10": "dpdl_cnn_authors_dropout"}
+# The authors' CIFAR-10 CNN has dropout, whose per-sample masks only this kernel draws.
+AUTHORS_KERNEL = {"cifar10": "bookkeeping"}
 # The code's command-line defaults --lr 0.1 and --ct 1 (main.py:87, 102): the paper's Table I
 # is consistent with these, not with its stated eta = 0.005, C = 2.
 AUTHORS_CODE_HP = {"lr": 0.1, "clip": 1.0}
@@ -35,7 +37,7 @@ def preset(dataset: str, topology: str = "bipartite", variant: str = "paper", **
     5e-4, α = 1.5 on every topology (DPDL's options, other algorithms keep theirs), η decayed
     by 0.995 every 30 rounds, B = 256/144/72 at N = 10/20/30, β = 0.9, η = 0.1 and C = 1 (the
     code's command-line defaults, for both datasets), the authors' LeNet (3 FC layers) and
-    CIFAR-10 CNN, and their σ rule (``authors_code``). Their per-agent random initial models
+    CIFAR-10 CNN (with its dropout, so ``per_sample_strategy: bookkeeping``), and their σ rule (``authors_code``). Their per-agent random initial models
     are the option ``init="per_agent"``. ``changes`` win (e.g. ``lr=0.005, clip=2.0`` for the
     paper's stated values).
     """
@@ -59,6 +61,8 @@ def preset(dataset: str, topology: str = "bipartite", variant: str = "paper", **
             raise ConfigError(f"n_agents={n!r} has no batch size in the authors' code; allowed values: {sorted(AUTHORS_BATCH_SIZE)}")
         base.update(model=AUTHORS_MODELS[dataset], batch_size=AUTHORS_BATCH_SIZE[n], momentum=0.9, lr_decay=0.995,
                     lr_decay_every=30, sigma_rule="authors_code", **AUTHORS_CODE_HP)
+        if dataset in AUTHORS_KERNEL:
+            base["per_sample_strategy"] = AUTHORS_KERNEL[dataset]
         if changes.get("algorithm", "dpdl") == "dpdl":
             base["algo"] = dict(AUTHORS_ALGO)
     base.update(changes)
