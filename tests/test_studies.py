@@ -519,7 +519,7 @@ def test_a_run_made_with_the_other_evaluation_counts_and_its_checkpoint_resumes_
     r = StudyRun("a", "", 0, declared)
     old = declared.replace(eval_strategy="vmap")
     assert old.hash != declared.hash and r.hashes()[0] == declared.hash and old.hash in r.hashes()
-    assert len(set(r.hashes())) == 16  # x {cpu, cuda} x batch_grad_strategy x per_sample_strategy
+    assert len(set(r.hashes())) == 24  # 2 evaluations x {cpu, cuda} x 2 batch_grad x 3 per_sample strategies
     st = Study("toy", "toy", (r,))
     store = st.store(tmp_path)
     assert r.to_compute(store) == declared  # nothing begun: the declared work
