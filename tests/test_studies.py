@@ -553,7 +553,7 @@ def test_an_algorithms_execution_options_make_twins_and_keep_stored_hashes():
     assert old.hash in StudyRun("fast", "", 0, fast).hashes()
     assert fast.hash in StudyRun("old", "", 0, old).hashes()
     # 2 devices x 2 evaluations x 2 batch gradients x 2 per-sample kernels x 2 value strategies
-    assert len(set(StudyRun("old", "", 0, old).hashes())) == 32
+    assert len(set(StudyRun("old", "", 0, old).hashes())) == 48
 
 
 def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setting: str = "paper_hp",
@@ -698,13 +698,14 @@ def test_dpdl_study_runs_the_cifar10_runner_up_after_every_decisive_mnist_run():
 
     st = dpdl.study()
     runner_up = dpdl.PAIR_BASELINES["cifar10"][1]
-    cifar = {r.tags["algorithm"] for r in st.runs if r.tags["dataset"] == "cifar10"}
+    cifar = {r.tags["algorithm"] for r in st.runs if r.tags["dataset"] == "cifar10" and r.tags["setting"] == "paper_hp"}
     assert cifar == set(dpdl.CELL_ALGORITHMS["cifar10"]) and runner_up in cifar
     # The decisive cells (bipartite, the table's middle eps); the ring and the trends come after.
     decisive = [r for r in st.runs if (r.tags["topology"], r.tags["epsilon"]) == dpdl._CELL[r.tags["dataset"]]
                 and r.tags["setting"] != "attack"]
     last_mnist = max(r.priority for r in decisive if r.tags["dataset"] == "mnist")
-    added = [r for r in decisive if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up]
+    added = [r for r in decisive if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up
+             and r.tags["setting"] == "paper_hp"]
     assert sorted(r.tags["seed"] for r in added) == [0, 1, 2]
     assert all(r.priority > last_mnist for r in added)
     order = [r.key for r in st.ordered()]
