@@ -1,0 +1,93 @@
+"""The audit harness (dpdl_core.audit_run): gradient canaries in a real run audit below the
+accountant's ε (soundness, over seeds), far above 0 without noise (power), show in DPDL's
+cross-gradients, are stored once and read back, and are refused for batch clipping."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from dpdl_core.audit_run import AuditSpec, audit_cached, audit_path, audit_run, audit_table, main
+from dpdl_core.config import ExperimentConfig
+
+
+def one_agent_dpsgd(sigma: float, seed: int = 0, **changes) -> ExperimentConfig:
+    """DP-SGD of a logistic regression on one agent's 200 MNIST images: q = 50/200, 20 rounds."""
+    base = dict(dataset="mnist", model="logreg", algorithm="dp_dpsgd", topology="fully_connected", n_agents=1,
+                seed=seed, train_samples=200, batch_size=50, rounds=20, epsilon=None, sigma_rule="fixed",
+                sigma=sigma, clip=1.0, lr=0.1, eval_every=20)
+    return ExperimentConfig(**{**base, **changes})
+
+
+@pytest.mark.parametrize("sigma", [1.0, 2.0, 5.0])
+def test_audited_epsilon_stays_below_the_accountant_over_seeds(sigma):
+    torch.set_num_threads(1)
+    audited = []
+    for seed in range(6):
+        out = audit_run(one_agent_dpsgd(sigma, seed), AuditSpec(m=500))
+        assert out["q"] == 0.25 and out["messages_observed"] == 20
+        audited.append(out["epsilon_audit"])
+    accountant = out["epsilon_accountant"]
+    assert np.isfinite(accountant)
+    # At confidence 0.95 a sound bound exceeds the true ε (≤ the accountant's) in at most 5%
+    # of runs; none of these six may.
+    assert max(audited) <= accountant, (audited, accountant)
+    if sigma <= 2.0:
+        assert np.mean(audited) > 0.1  # the canaries are seen
+
+
+def test_no_noise_gives_a_large_bound():
+    torch.set_num_threads(1)
+    out = audit_run(one_agent_dpsgd(0.0), AuditSpec(m=500))
+    assert out["epsilon_accountant"] == float("inf")
+    # With m = 500 no count can prove more than 3.69 (k = 100, all right); the real gradients
+    # in the canaries' coordinates cost a few guesses.
+    assert out["epsilon_audit"] > 2.0
+    assert out["audit"]["correct"] >= 0.9 * out["audit"]["guesses"]
+
+
+def test_dpdl_cross_gradients_carry_the_canaries():
+    """DPDL on a 4-agent ring without noise: the observer sums the victim's cross-gradients to
+    its two neighbours, and the canaries show."""
+    torch.set_num_threads(1)
+    cfg = ExperimentConfig(dataset="mnist", model="logreg", algorithm="dpdl", topology="ring", n_agents=4,
+                           train_samples=800, batch_size=50, rounds=10, epsilon=None, sigma_rule="fixed", sigma=0.0,
+                           clip=1.0, lr=0.1, eval_every=10)
+    seen = audit_run(cfg, AuditSpec(m=200, victim=1))
+    assert seen["channel"] == "CG" and seen["messages_observed"] == 10 * 2  # two neighbours
+    assert seen["epsilon_audit"] > 1.5
+
+
+def test_stored_once_and_read_back(tmp_path):
+    torch.set_num_threads(1)
+    cfg, spec = one_agent_dpsgd(2.0, rounds=5), AuditSpec(m=100)
+    first = audit_cached(cfg, spec, tmp_path)
+    path = audit_path(cfg, spec, tmp_path)
+    assert path.name == f"{cfg.hash}-{spec.hash()}.json" and path.exists()
+    stamp = json.loads(path.read_text())["seconds"]
+    again = audit_cached(cfg, spec, tmp_path)  # read, not rerun
+    assert again["seconds"] == stamp == first["seconds"]
+    table = audit_table(tmp_path)
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert row["mechanism"] == "DP-DPSGD" and row["m"] == 100 and row["rounds"] == 5
+    assert row["epsilon_audit"] <= row["epsilon_accountant"]
+    assert audit_table(tmp_path / "none").empty
+
+
+def test_batch_clipping_is_refused():
+    cfg = one_agent_dpsgd(1.0, algorithm="dp_cga", algo={"clip": "batch"}, rounds=2, n_agents=2, train_samples=400)
+    with pytest.raises(ValueError, match="per-sample clipped sum"):
+        audit_run(cfg, AuditSpec(m=10))
+
+
+def test_spec_checks_and_cli_help(capsys):
+    with pytest.raises(ValueError, match="channel"):
+        AuditSpec(channel="models")
+    with pytest.raises(ValueError, match="m="):
+        AuditSpec(m=1)
+    assert AuditSpec().hash() != AuditSpec(m=500).hash()
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    assert "--dpdl-mnist" in capsys.readouterr().out
