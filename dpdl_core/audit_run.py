@@ -19,7 +19,13 @@ Jagielski 2023; docs/privacy.md, "Auditing") in one victim agent:
   victim sends (``CG`` cross-gradients, or the ``gradient`` the baselines' broadcasts
   reveal), and scores canary c by Σ_t ⟨u_c, message_t⟩
   (:func:`~dpdl_core.audit.gradient_canary_scores`);
-* the scores give the audited ε at the spec's confidence
+* a second, informed observer also knows the victim's other examples and which of them
+  each round's batch holds (the white-box auditor of Nasr et al. 2023): it subtracts their
+  clipped sum from each message (matched by the model the message was computed at) and
+  scores what is left, the canaries plus the noise. On a small model the real gradients
+  drift in every coordinate by more than a canary adds, which the neighbour cannot tell
+  apart from the canaries and the informed observer removes;
+* each observer's scores give an audited ε at the spec's confidence
   (:func:`~dpdl_core.audit.best_k_epsilon_lower_bound`).
 
 The injection wraps the engine's ``clipped_sums`` on the run's own engine instance only
@@ -142,6 +148,11 @@ class CanaryAuditor:
         self.observed = 0  # messages of the channel seen
         self.injections = 0  # clipped sums of the victim's batch that received the round's canaries
         self.participations = torch.zeros(spec.m, dtype=torch.long)
+        # The informed observer's view: the victim's messages less what its real examples put
+        # in them, at the canaries' coordinates.
+        self.residual = torch.zeros(spec.m, dtype=torch.float64)
+        self.unmatched = 0  # victim's messages with no clipped sum of the round at their model
+        self._clean: list[tuple[torch.Tensor, torch.Tensor]] = []  # this round's (model, real sum/units)
 
     def install(self) -> None:
         engine = self.prep.engine
@@ -152,6 +163,9 @@ class CanaryAuditor:
             rows = torch.nonzero(data_index == self.victim).squeeze(1)
             if len(rows):
                 self.injections += len(rows)
+                units = yb.shape[1] // unit  # messages are (clipped sum + noise)/units
+                real = sums[rows][:, self.coords.to(sums.device)].detach().double().cpu() / units
+                self._clean.extend(zip(X[rows].detach(), real))
                 cols = self.coords[self.active].to(sums.device)
                 if len(cols):
                     sums[rows.unsqueeze(1), cols.unsqueeze(0)] += clip
@@ -163,6 +177,7 @@ class CanaryAuditor:
         self.prep.engine.__dict__.pop("clipped_sums", None)
 
     def probe(self, t: int, prep, state) -> None:
+        self._clean = []
         coins = torch.rand(self.spec.m, generator=self.sampling) < self.q
         self.active = coins & self.included
         self.participations += self.active.long()
@@ -174,11 +189,23 @@ class CanaryAuditor:
         if bool(rows.any()):
             self.total += messages[rows].detach().double().sum(0).cpu()
             self.observed += int(rows.sum())
+            for msg, model in zip(messages[rows], models[rows]):
+                real = next((r for x, r in self._clean if torch.equal(x, model)), None)
+                if real is None:
+                    self.unmatched += 1
+                    continue
+                self.residual += msg[self.coords.to(msg.device)].detach().double().cpu() - real
 
     def scores(self) -> np.ndarray:
         """Σ_t ⟨u_c, message_t⟩ for every canary: the Dirac directions restricted to their
         coordinates are the identity."""
         return gradient_canary_scores(np.eye(self.spec.m), self.total[self.coords].numpy())
+
+    def informed_scores(self) -> np.ndarray:
+        """The same scores for an observer that also knows the victim's other examples and
+        its batches (the white-box auditor of Nasr et al. 2023), so it subtracts their
+        clipped sum from each message: what is left is the canaries plus the noise."""
+        return gradient_canary_scores(np.eye(self.spec.m), self.residual.numpy())
 
 
 def _victim(prep, spec: AuditSpec) -> int:
@@ -200,7 +227,9 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         channel, ``epsilon_nominal`` (``config.epsilon``; None without DP),
         ``epsilon_accountant`` (the victim's accountant ε for the mechanism that ran, over
         ``config.rounds``), ``sigma``, ``epsilon_audit`` and the counts behind it
-        (``audit``: :class:`~dpdl_core.audit.AuditResult`), canaries in, mean
+        (``audit``: :class:`~dpdl_core.audit.AuditResult`), the informed observer's
+        ``epsilon_audit_informed`` and ``audit_informed`` (None when a message could not be
+        matched to its clipped sum: ``unmatched_messages``), canaries in, mean
         participations of an in canary, messages observed, seconds.
 
     Raises
@@ -239,8 +268,10 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         raise ValueError(f"channel {auditor.channel!r} showed no message of agent {victim}; "
                          f"pick another AuditSpec.channel")
     delta = config.delta if spec.delta is None else spec.delta
-    scores = auditor.scores()
-    result = best_k_epsilon_lower_bound(scores, included, delta, spec.confidence)
+    result = best_k_epsilon_lower_bound(auditor.scores(), included, delta, spec.confidence)
+    informed = None
+    if not auditor.unmatched:
+        informed = best_k_epsilon_lower_bound(auditor.informed_scores(), included, delta, spec.confidence)
     report = prep.sigma_report
     in_parts = auditor.participations[torch.as_tensor(included)].double()
     return {
@@ -260,6 +291,9 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         "sigma_rule": report.rule,
         "epsilon_audit": result.epsilon,
         "audit": result.to_dict(),
+        "epsilon_audit_informed": None if informed is None else informed.epsilon,
+        "audit_informed": None if informed is None else informed.to_dict(),
+        "unmatched_messages": auditor.unmatched,
         "canaries_in": int(included.sum()),
         "mean_participations": float(in_parts.mean()) if len(in_parts) else 0.0,
         "messages_observed": auditor.observed,
@@ -292,14 +326,15 @@ def _json_default(value):
 
 
 TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
-                 "epsilon_audit", "confidence", "m", "rounds", "q", "sigma", "guesses", "correct", "config_hash",
+                 "epsilon_audit", "epsilon_audit_informed", "confidence", "m", "rounds", "q", "sigma", "guesses", "correct", "config_hash",
                  "spec_hash"]
 
 
 def audit_table(root: str | Path | None = None) -> pd.DataFrame:
     """One row per stored audit under ``root`` (default ``results/audit``): mechanism,
-    nominal ε, accountant ε (upper), audited ε (lower, at ``confidence``), m, rounds, and the
-    run's q, σ and counts. Empty (with the columns) when nothing is stored."""
+    nominal ε, accountant ε (upper), audited ε (lower, at ``confidence``) for the neighbour
+    and for the informed observer, m, rounds, and the run's q, σ and the neighbour's counts.
+    Empty (with the columns) when nothing is stored."""
     rows = []
     for path in sorted(Path(root or AUDIT_DIR).glob("*.json")):
         r = json.loads(path.read_text())
@@ -313,6 +348,7 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
             "epsilon_nominal": r["epsilon_nominal"],
             "epsilon_accountant": r["epsilon_accountant"],
             "epsilon_audit": r["epsilon_audit"],
+            "epsilon_audit_informed": r.get("epsilon_audit_informed"),
             "confidence": r["audit"]["confidence"],
             "m": r["audit"]["m"],
             "rounds": r["rounds"],
@@ -366,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         out = audit_cached(config, spec, args.root, force=args.force, progress=True)
         print(f"{display_name(config.algorithm)} [{config.hash}]: nominal eps {out['epsilon_nominal']}, "
               f"accountant eps {out['epsilon_accountant']:.4g}, audited eps {out['epsilon_audit']:.3f} "
+              f"(informed observer {out['epsilon_audit_informed']}) "
               f"({out['audit']['correct']}/{out['audit']['guesses']} right, m={spec.m}, {out['rounds']} rounds, "
               f"{out['seconds']:.0f} s)")
     return 0

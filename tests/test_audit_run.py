@@ -1,6 +1,6 @@
 """The audit harness (dpdl_core.audit_run): gradient canaries in a real run audit below the
-accountant's ε (soundness, over seeds), far above 0 without noise (power), show in DPDL's
-cross-gradients, are stored once and read back, and are refused for batch clipping."""
+accountant's ε for both observers (soundness, over seeds), far above 0 without noise
+(power), show in DPDL's cross-gradients, are stored once and read back, and are refused for batch clipping."""
 import json
 
 import numpy as np
@@ -25,12 +25,12 @@ def test_audited_epsilon_stays_below_the_accountant_over_seeds(sigma):
     audited = []
     for seed in range(6):
         out = audit_run(one_agent_dpsgd(sigma, seed), AuditSpec(m=500))
-        assert out["q"] == 0.25 and out["messages_observed"] == 20
-        audited.append(out["epsilon_audit"])
+        assert out["q"] == 0.25 and out["messages_observed"] == 20 and out["unmatched_messages"] == 0
+        audited += [out["epsilon_audit"], out["epsilon_audit_informed"]]
     accountant = out["epsilon_accountant"]
     assert np.isfinite(accountant)
     # At confidence 0.95 a sound bound exceeds the true ε (≤ the accountant's) in at most 5%
-    # of runs; none of these six may.
+    # of runs; none of these six may, for either observer.
     assert max(audited) <= accountant, (audited, accountant)
     if sigma <= 2.0:
         assert np.mean(audited) > 0.1  # the canaries are seen
@@ -44,6 +44,9 @@ def test_no_noise_gives_a_large_bound():
     # in the canaries' coordinates cost a few guesses.
     assert out["epsilon_audit"] > 2.0
     assert out["audit"]["correct"] >= 0.9 * out["audit"]["guesses"]
+    # The observer that knows the other examples sees the canaries alone: only the in
+    # canaries never sampled in 20 rounds ((3/4)^20 each) can be guessed wrong.
+    assert out["epsilon_audit_informed"] > 3.0
 
 
 def test_dpdl_cross_gradients_carry_the_canaries():
@@ -55,7 +58,8 @@ def test_dpdl_cross_gradients_carry_the_canaries():
                            clip=1.0, lr=0.1, eval_every=10)
     seen = audit_run(cfg, AuditSpec(m=200, victim=1))
     assert seen["channel"] == "CG" and seen["messages_observed"] == 10 * 2  # two neighbours
-    assert seen["epsilon_audit"] > 1.5
+    assert seen["epsilon_audit_informed"] >= seen["epsilon_audit"] > 1.5  # ~6% of in canaries never sampled
+    assert seen["unmatched_messages"] == 0
 
 
 def test_stored_once_and_read_back(tmp_path):
@@ -71,7 +75,7 @@ def test_stored_once_and_read_back(tmp_path):
     assert len(table) == 1
     row = table.iloc[0]
     assert row["mechanism"] == "DP-DPSGD" and row["m"] == 100 and row["rounds"] == 5
-    assert row["epsilon_audit"] <= row["epsilon_accountant"]
+    assert row["epsilon_audit"] <= row["epsilon_accountant"] and row["epsilon_audit_informed"] <= row["epsilon_accountant"]
     assert audit_table(tmp_path / "none").empty
 
 
