@@ -5,7 +5,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp-setup
 KERNEL := dpdl-replication
-PROFILE ?= cpu
+# committed: render the paper-scale studies from the committed runs (minutes, computing
+# nothing); smoke|cpu|paper: compute every notebook at that scale.
+PROFILE ?= committed
+# The profile whose outputs a report shows: the committed studies are the paper profile's.
+REPORT_PROFILE := $(if $(filter committed,$(PROFILE)),paper,$(PROFILE))
 # Notebook folders to run (make figures PAPER=dpdl, PAPER="dpdl pdsl" or PAPER=dpdl,pdsl); empty: all
 # (overview, dpdl, pdsl, leasgd, straggler).
 PAPER ?=
@@ -20,7 +24,7 @@ endif
 .PHONY: help setup test pytest nbval figures studies bench report clean distclean
 
 help: ## List the targets
-	@echo "dpdl-replication. Variables: PROFILE=smoke|cpu|paper (default cpu), PAPER=<folders of notebooks/, e.g. dpdl,pdsl> (default all), DATA_MIRROR=DIR"
+	@echo "dpdl-replication. Variables: PROFILE=committed|smoke|cpu|paper (default committed: render the committed paper-scale runs), PAPER=<folders of notebooks/, e.g. dpdl,pdsl> (default all), DATA_MIRROR=DIR"
 	@grep -E '^[a-z][a-zA-Z_-]*:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  make %-13s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## Create .venv (Python 3.11), install the package with dev extras at the versions of requirements.lock, register the Jupyter kernel
@@ -43,8 +47,8 @@ nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells asse
 	DPDL_PROGRESS=0 DPDL_PROFILE=smoke DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results DPDL_FIGURES_DIR=$(CURDIR)/build/smoke-figures $(PY) -m pytest --nbval-lax \
 		--nbval-kernel-name $(KERNEL) -p no:cacheprovider notebooks
 
-figures: $(STAMP) ## Run the notebooks of PAPER (default all) at PROFILE with papermill -> figures/PROFILE/ (PROFILE=paper: full data, or ALLOW_SUBSET=1)
-	$(if $(filter 1,$(ALLOW_SUBSET)),DPDL_REQUIRE_FULL_DATA=0) $(PY) -m dpdl_core figures --profile $(PROFILE) --kernel $(KERNEL) $(if $(PAPERS),--paper $(PAPERS))
+figures: $(STAMP) ## Every paper's paper-scale figures and tables from the committed runs -> figures/paper/ (minutes); PROFILE=smoke|cpu|paper computes the notebooks of PAPER at that scale -> figures/PROFILE/
+	$(if $(filter 1,$(ALLOW_SUBSET)),DPDL_REQUIRE_FULL_DATA=0) $(PY) -m dpdl_core figures $(if $(filter committed,$(PROFILE)),--committed,--profile $(PROFILE)) --kernel $(KERNEL) $(if $(PAPERS),--paper $(PAPERS))
 
 # Data of the paper-scale studies: DATA_MIRROR if given, else the complete offline mirror
 # ../shared/data_full where it exists, else torchvision's download into the data cache.
@@ -62,7 +66,7 @@ bench: $(STAMP) ## Engine benchmarks: against per-edge and naive loops, the per-
 	$(PY) benchmarks/bench_pdsl_strategies.py --out benchmarks/pdsl_strategies.json
 
 report: $(STAMP) ## Site of PROFILE's figures, tables and executed notebooks (after make figures) -> build/report/index.html
-	$(PY) -m dpdl_core report --profile $(PROFILE)
+	$(PY) -m dpdl_core report --profile $(REPORT_PROFILE)
 
 .PHONY: report-check
 report-check: $(STAMP) ## Build the site of the smoke outputs (after nbval: build/smoke-figures/smoke) in build/report-smoke; check it in headless chromium

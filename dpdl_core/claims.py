@@ -25,6 +25,7 @@ the per-seed differences); then ``spec.judge(comparisons, tolerance="...")``.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -32,14 +33,25 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["COLUMNS", "COVERAGE", "KINDS", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
+__all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "UNCALIBRATED", "calibration", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
            "claims_frame", "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats",
            "margin_note", "paired_margin", "parts_margin", "spread_z", "table_view", "welch_df"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
-# a question the paper does not ask (a variant, a control).
-KINDS = ("paper", "check", "beyond the paper")
+# a question the paper does not ask (a variant, a control); "diagnostic": a paper's claim read
+# on the package's own version of something the paper states (a corrected theorem), counted
+# apart from the paper's claims.
+KINDS = ("paper", "check", "beyond the paper", "diagnostic")
+# Whether a claim's verdict measures the paper (see :class:`Claim`): "calibrated" where our run
+# of the paper's own method reproduces the paper's number in the claim's cell; "not calibrated"
+# where it does not (the verdict then judges our operating point, not the paper's, and is
+# counted apart); "not reproducible as written" where the paper's stated method does not train
+# at all; "no paper number" where the paper reports curves or words only; "analytic" where the
+# claim is about the paper's formulas, which we evaluate as printed; "" where none applies.
+CALIBRATIONS = ("calibrated", "not calibrated", "not reproducible as written", "no paper number", "analytic", "")
+# The calibrations under which a verdict is not a measurement of the paper.
+UNCALIBRATED = ("not calibrated", "not reproducible as written")
 # Two-sided coverage of the seed-spread band of a margin.
 COVERAGE = 0.95
 # The fewest standard errors a margin counts as noise: the band at many degrees of freedom
@@ -47,6 +59,25 @@ COVERAGE = 0.95
 SPREAD_Z = 2.0
 # Relative float rounding below which a difference equals the margin (see :func:`compare`).
 ROUNDING = 1e-9
+
+
+def calibration(label: str, ours: float, paper: float, margin: float, unit: str = "") -> tuple[str, str]:
+    """Whether our run of the paper's own method (``label``) reproduces the paper's number:
+    "calibrated" when ``|ours - paper| <= margin``, else "not calibrated"; "no paper number"
+    when ``paper`` is NaN. Returns the state (:data:`CALIBRATIONS`) and the numbers as text."""
+    if not np.isfinite(paper):
+        return "no paper number", f"{label} {ours:.3g}{unit}; the paper gives no number here"
+    gap = ours - paper
+    state = "calibrated" if abs(gap) <= margin else "not calibrated"
+    return state, f"{label} {ours:.3g}{unit} vs paper {paper:.3g}{unit} ({gap:+.3g}, margin {margin:.2g})"
+
+
+def worst_calibration(parts: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """One calibration from several (a claim read on several cells): the least calibrated
+    state, with the notes of the cells in that state."""
+    order = ["not reproducible as written", "not calibrated", "no paper number", "calibrated", "analytic", ""]
+    state = min((p[0] for p in parts), key=order.index, default="")
+    return state, "; ".join(dict.fromkeys(note for st, note in parts if st == state and note))
 
 
 def compare(diff: float, margin: float = 0.0, *, strict: bool = False) -> str:
@@ -347,6 +378,11 @@ class Claim(_Stated):
     condition : str
         The setting we measured under, where a claim is judged more than once (a noise
         mode, a dataset); empty otherwise.
+    calibration : str
+        One of :data:`CALIBRATIONS`: whether our run of the paper's own method reproduces
+        the paper's number in this setting; set by the study that judges the claim.
+    calibration_note : str
+        The numbers behind it (``DPDL 45.5 vs the paper's 64.0 (-18.5 pp; margin 2.9)``).
     """
 
     evidence: str | Mapping
@@ -355,11 +391,19 @@ class Claim(_Stated):
     by_construction: bool = False
     kind: str = "paper"
     condition: str = ""
+    calibration: str = ""
+    calibration_note: str = ""
 
     def __post_init__(self):
         super().__post_init__()
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict={self.verdict!r} must be one of {VERDICTS}")
+        if self.calibration not in CALIBRATIONS:
+            raise ValueError(f"calibration={self.calibration!r} must be one of {CALIBRATIONS}")
+
+    def calibrated(self, state: str, note: str = "") -> "Claim":
+        """The claim with its calibration (one of :data:`CALIBRATIONS`) and the numbers behind it."""
+        return dataclasses.replace(self, calibration=state, calibration_note=note)
 
     @property
     def counts_as_evidence(self) -> bool:
@@ -368,11 +412,11 @@ class Claim(_Stated):
 
 
 # The columns of :func:`claims_frame`, in order.
-COLUMNS = ("claim", "verdict", "evidence", "tolerance", "condition", "where", "scope", "quote", "rule",
+COLUMNS = ("claim", "verdict", "calibration", "evidence", "tolerance", "condition", "where", "scope", "quote", "rule",
            "by_construction", "kind", "paper", "id")
 # What a table shows under itself (the full frame stays in the builder's return value).
 SHOWN = {"claim": "claim of the paper", "condition": "setting", "where": "where", "verdict": "at this scale",
-         "tolerance": "tolerance", "evidence": "evidence"}
+         "calibration": "calibrated", "tolerance": "tolerance", "evidence": "evidence"}
 
 
 def _text(evidence) -> str:
@@ -385,6 +429,7 @@ def claims_frame(claims: Sequence[Claim]) -> pd.DataFrame:
     """One row per claim, columns :data:`COLUMNS` (the evidence of a claim that holds by
     construction starts by saying so)."""
     rows = [{"claim": c.statement, "verdict": c.verdict,
+             "calibration": f"{c.calibration}: {c.calibration_note}" if c.calibration_note else c.calibration,
              "evidence": ("by construction, not evidence: " if c.by_construction else "") + _text(c.evidence),
              "tolerance": c.tolerance, "condition": c.condition, "where": c.where, "scope": c.scope,
              "quote": c.quote, "rule": c.rule, "by_construction": c.by_construction, "kind": c.kind,
@@ -395,7 +440,7 @@ def claims_frame(claims: Sequence[Claim]) -> pd.DataFrame:
 def table_view(frame: pd.DataFrame) -> pd.DataFrame:
     """The columns of a :func:`claims_frame` that a table prints under itself, renamed
     (:data:`SHOWN`); the ``setting`` column only where some claim has one."""
-    cols = [c for c in SHOWN if c != "condition" or frame["condition"].astype(bool).any()]
+    cols = [c for c in SHOWN if c not in ("condition", "calibration") or frame[c].astype(bool).any()]
     return frame[cols].rename(columns=SHOWN)
 
 

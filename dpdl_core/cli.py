@@ -148,14 +148,28 @@ def _papers(values: list[str] | None) -> list[str] | None:
 
 
 def _cmd_figures(args) -> int:
-    from .pipeline import execute_notebooks
+    from .pipeline import COMMITTED_NOTEBOOKS, execute_notebooks
     from .progress import format_seconds
 
     only = None if args.only is None else [name.strip() for name in args.only if name.strip()]
     if only == []:
         raise UserError("--only names no notebook; name one or more (without .ipynb, e.g. --only "
                         "fig01_mnist_bipartite), or leave --only out for every notebook")
-    report = execute_notebooks(args.profile, args.kernel, papers=_papers(args.paper), only=only)
+    if args.committed:
+        if only is not None or args.profile is not None:
+            raise UserError("--committed renders the committed paper-scale studies (their notebooks "
+                            f"{', '.join(COMMITTED_NOTEBOOKS)}, profile paper); drop --only and --profile, or drop "
+                            "--committed to compute at a profile")
+        print("[figures] the paper-scale answer from the committed runs (results/<paper>/), computing nothing; "
+              "to recompute at a reduced scale: make figures PROFILE=cpu (or smoke)", flush=True)
+        args.profile, only = "paper", list(COMMITTED_NOTEBOOKS)
+    args.profile = args.profile or "cpu"
+    papers = _papers(args.paper)
+    if args.committed and papers:
+        from .studies import study_papers
+
+        papers = [p for p in papers if p in study_papers()] or papers
+    report = execute_notebooks(args.profile, args.kernel, papers=papers, only=only)
     total = sum(t for _, t in report.timings)
     print(f"[figures] {len(report.timings)} notebooks, profile {args.profile}, {format_seconds(total)} in total; "
           f"outputs in {report.figures}")
@@ -463,8 +477,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--print-config", action="store_true", help="print the resolved config as YAML and exit")
     p.set_defaults(func=_cmd_run, late_positional="config")
 
-    p = sub.add_parser("figures", parents=[debug], help="execute the notebooks with papermill at a profile")
-    p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
+    p = sub.add_parser("figures", parents=[debug], help="execute the notebooks with papermill at a profile",
+                       description="Execute the notebooks of every paper (or --paper) with papermill at a profile, "
+                       "computing the runs they need; or, with --committed, render the paper-scale studies from the "
+                       "committed runs in results/<paper>/ (a few minutes, computing nothing).")
+    p.add_argument("--profile", choices=PROFILE_CHOICES, help="the scale to compute at (default cpu)")
+    p.add_argument("--committed", action="store_true",
+                   help="render every paper's committed paper-scale study (figures/paper/), computing nothing")
     p.add_argument("--kernel", default="dpdl-replication", type=_nonempty,
                    help="Jupyter kernel name (make setup registers it)")
     p.add_argument("--paper", nargs="+", help="paper folders of notebooks/ to run (default: all), e.g. dpdl pdsl "

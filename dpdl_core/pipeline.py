@@ -162,6 +162,10 @@ def _check_environment() -> None:
     max_stack()
 
 
+# The notebooks that render the committed paper-scale studies, computing nothing.
+COMMITTED_NOTEBOOKS = ("study_paper_scale",)
+
+
 def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None, only: list[str] | None = None,
                       out_dir: Path | None = None, notebook_dir: Path | None = None) -> FiguresReport:
     """Run the notebooks of ``papers`` (default all) with ``profile`` injected, printing
@@ -197,7 +201,8 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     out_dir = out_dir or ROOT / "build" / "notebooks" / profile
     report = FiguresReport(figures=figures_dir(profile))
     folders = sorted({nb.parent.name for nb in notebooks})
-    planned = _planned_seconds(profile, folders)
+    # Notebooks that only render committed runs compute nothing: no plan to estimate.
+    planned = None if only and set(only) <= set(COMMITTED_NOTEBOOKS) else _planned_seconds(profile, folders)
     if planned is not None:
         print(f"[figures] plan: the runs of {', '.join(folders)} not yet stored take about {format_seconds(planned)} "
               f"on this machine (python -m dpdl_core plan --profile {profile})", flush=True)

@@ -97,6 +97,19 @@ def test_make_figures_takes_papers_with_commas_or_spaces():
         assert "--paper dpdl pdsl" in proc.stdout.splitlines()[-1], proc.stdout
 
 
+def test_make_figures_renders_the_committed_studies_unless_a_profile_is_named():
+    """The main job gives the answer first: by default it renders the committed paper-scale
+    studies (computing nothing); a named profile computes at that scale."""
+    def last(*args):
+        proc = subprocess.run(["make", "--no-print-directory", "-n", "figures", *args], capture_output=True,
+                              text=True, cwd=ROOT, env=_without_make_flags())
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()[-1]
+
+    assert "figures --committed" in last() and "--profile" not in last()
+    assert "--profile cpu" in last("PROFILE=cpu") and "--committed" not in last("PROFILE=cpu")
+
+
 def test_the_dpdl_command_is_installed():
     dpdl = Path(sys.executable).parent / "dpdl"
     if not dpdl.exists():
@@ -164,6 +177,8 @@ def no_notebooks(monkeypatch):
     (("study", "plan", "--paper", ""), "names no paper"),
     (("figures", "--paper", "dpdl", "--only"), "argument --only: expected at least one argument"),
     (("figures", "--only", ""), "--only names no notebook"),
+    (("figures", "--committed", "--profile", "cpu"), "--committed renders the committed paper-scale studies"),
+    (("figures", "--committed", "--only", "fig01_mnist_bipartite"), "drop --only and --profile"),
     (("study", "plan", "--paper"), "argument --paper: expected at least one argument"),
     (("run", "--print-config", ""), "argument config: must not be empty"),
     (("run", "--print-config", "--set", "epsilon="), "override 'epsilon=' has no value"),

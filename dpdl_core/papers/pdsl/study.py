@@ -444,6 +444,26 @@ def _diverged_note(meta: pd.DataFrame) -> str:
     return note
 
 
+def _calibration(t: pd.DataFrame, meta: pd.DataFrame) -> tuple[str, str]:
+    """Whether PDSL as the paper states it reproduces the paper's accuracy in the cells of
+    ``t`` (an :func:`accuracy_table`; ``meta`` its runs): "not reproducible as written" when
+    a PDSL run diverged (training loss past 1,000x its first round's); else PDSL's mean
+    against the paper's per cell, within :data:`.claims.ACCURACY_TOL` plus 2 seed stds."""
+    from ...claims import SPREAD_Z, calibration, worst_calibration
+
+    runs = meta[meta["label"] == "PDSL"].drop_duplicates(["topology", "n_agents", "epsilon", "seed"])
+    pdsl = runs[runs["diverged"]]
+    if len(pdsl):
+        first = int(pdsl["diverged_at"].min())
+        return ("not reproducible as written",
+                f"PDSL diverged in {len(pdsl)}/{len(runs)} runs "
+                f"(training loss past 1,000x its first round's, from round {first})")
+    rows = t[t["label"] == "PDSL"].fillna({"ours_std": 0.0})
+    return worst_calibration([calibration(f"PDSL {r.topology.replace('_', ' ')} M={r.n_agents} eps {r.epsilon:g}",
+                                          r.ours, r.paper, ACCURACY_TOL + SPREAD_Z * r.ours_std)
+                              for r in rows.itertuples()])
+
+
 def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VALIDATION_SAMPLES) -> list:
     """The paper's claims on the study's cells (:func:`cells`), each judged by the notebooks'
     rule (:func:`.claims.table_claims`, :func:`.claims.figure_claims`) on the cells it needs
@@ -511,7 +531,8 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
             why += f"; accountant eps (per-message sigma rule, not equal privacy): {eps_note}"
         out.append(dataclasses.replace(claim, verdict=verdict, tolerance=note, condition=f"{label}; {words}",
                                        evidence={"paper": _paper_side(key, rule, wanted),
-                                                 "ours": _ours_side(rule, t, final), "why": why}))
+                                                 "ours": _ours_side(rule, t, final), "why": why}
+                                       ).calibrated(*_calibration(t, meta)))
     return (out + _first_cell_extras(st, store, first, q) + _gamma_control(st, store, first, q)
             + _best_at_gamma(st, store, first, gamma_cell(profile), q))
 
