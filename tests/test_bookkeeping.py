@@ -167,3 +167,37 @@ def test_float32_agrees_with_vmap_to_a_tolerance(name, dataset):
     got, got_loss = fast.clipped_sums(X, torch.zeros(4, dtype=torch.long), xb, yb, 1.0)
     assert float((got - ref).abs().max()) <= 1e-4 * float(ref.abs().max())
     assert torch.allclose(got_loss, ref_loss, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name,dataset", [("lenet", "mnist"), ("dpdl_cnn_authors", "cifar10"), ("logreg", "mnist"),
+                                          ("leasgd_mlp", "mnist")])
+@pytest.mark.parametrize("unit", [1, 4])
+def test_chunks_of_units_equal_one_pass_in_float64(name, dataset, unit, float64, monkeypatch):
+    """The kernel runs a batch in chunks of whole units (3 samples, or one unit of 4) and forms a
+    convolution's per-unit gradients one unit at a time: the sums and losses are those of vmap."""
+    module, xb, yb = _case(name, dataset)
+    vmap = Engine(module, strategy="shared_batch")
+    fast = Engine(module, strategy="bookkeeping")
+    monkeypatch.setattr(bookkeeping, "_samples_per_chunk", lambda *args: 3)
+    monkeypatch.setattr(bookkeeping, "_CHUNK_BYTES", 1)
+    index = torch.tensor([0, 1, 1, 0, 1])
+    X = vmap.initial_params(5) + 0.05 * torch.randn(5, vmap.P, dtype=torch.float64)
+    ref, ref_loss = vmap.clipped_sums(X, index, xb, yb, 0.05, unit)
+    got, got_loss = fast.clipped_sums(X, index, xb, yb, 0.05, unit)
+    assert torch.allclose(got, ref, rtol=0, atol=1e-12 * float(ref.abs().max()))
+    assert torch.allclose(got_loss, ref_loss, rtol=0, atol=1e-12)
+
+
+def test_chunks_slice_the_dropout_masks(float64, monkeypatch):
+    """Chunked, a dropout model reads each chunk's rows of the masks drawn for the whole batch."""
+    module, xb, yb = _case("dpdl_cnn_authors_dropout", "cifar10")
+    fast = Engine(module, strategy="bookkeeping")
+    X = fast.initial_params(2) + 0.05 * torch.randn(2, fast.P, dtype=torch.float64)
+    fast.dropout_generator = torch.Generator().manual_seed(5)
+    whole, whole_loss = fast.clipped_sums(X, torch.tensor([0, 0]), xb, yb, 0.05)
+    monkeypatch.setattr(bookkeeping, "_samples_per_chunk", lambda *args: 3)
+    monkeypatch.setattr(bookkeeping, "_CHUNK_BYTES", 1)
+    fast.dropout_generator = torch.Generator().manual_seed(5)
+    got, got_loss = fast.clipped_sums(X, torch.tensor([0, 0]), xb, yb, 0.05)
+    assert torch.allclose(got, whole, rtol=0, atol=1e-12 * float(whole.abs().max()))
+    assert torch.allclose(got_loss, whole_loss, rtol=0, atol=1e-12)
