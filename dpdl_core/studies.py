@@ -124,7 +124,7 @@ class StudyRun:
         Lower runs first, across all studies (``study run`` with several papers): 0-1 decide
         DPDL's main claim, 2 the straggler panels, 3-4 DPDL's seed spread and the paper's
         stated settings, 5-6 the PDSL cell and DPDL's CIFAR-10 cell, 7-8 LEASGD and the
-        remaining seeds and controls (the issue's order: decisive runs first).
+        remaining seeds and controls (decisive runs first).
     work : ExperimentConfig or Job
     estimate_s : float
         Estimated seconds on one core of the 2-core reference machine (for ``plan``).
@@ -314,8 +314,8 @@ def _progress(run: StudyRun, store: ResultStore) -> tuple[str, float]:
 
 
 def verify_partials(study: Study, store: ResultStore | None = None) -> int:
-    """Check the unfinished work kept in the store's ``checkpoints/`` (committed at a
-    session's end so that a run longer than a session resumes on a fresh machine): each
+    """Check the unfinished work kept in the store's ``checkpoints/`` (committed so
+    that a long run resumes on another machine): each
     entry is a declared run's, that run is not stored yet, and a training run's checkpoint
     is one that run would resume from. Returns the number of entries checked.
 

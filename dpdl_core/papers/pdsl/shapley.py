@@ -84,7 +84,7 @@ class ShapleyConfig:
     estimator : {"auto", "exact", "permutation", "stratified"}
         ``auto``: exact for n ≤ ``exact_max_players``, otherwise ``mc_sampling``.
     exact_max_players : int
-        Largest n solved exactly under ``auto`` (the issue's 8; the spec's 6 gives the same
+        Largest n solved exactly under ``auto`` (8; the spec's 6 gives the same
         choice on the paper's graphs, where n ∈ {3, 6, 10, 11, 20}).
     permutations : int
         R of Algorithm 2 (never given in the paper; the spec recommends 10).

@@ -21,7 +21,7 @@ scaled by M for the bipartite and ring graphs; here they are (bipartite M = 20: 
 ring M = 10 games). A cell is PDSL and the four baselines with seeds 1-2 of the strongest
 baseline, as the study runs them. Per run: MNIST PDSL 3.0 (fully connected M = 10), 11.0
 (M = 20), 2.1 / 6.2 (bipartite), 0.6 / 0.8 (ring), a baseline 0.37 / 0.73; CIFAR-10 PDSL 5.3,
-17.8, 3.8 / 10.3, 1.4 / 1.8, a baseline 0.63 / 1.26. On the H100 the study's MNIST runs took
+17.8, 3.8 / 10.3, 1.4 / 1.8, a baseline 0.63 / 1.26. On an H100 the study's MNIST runs took
 1.2-4.8 min (PDSL) and 0.3-3.3 min (baselines).
 """
 from __future__ import annotations

@@ -53,8 +53,8 @@ __all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "cl
 
 CPU_VALIDATION_SAMPLES = 500
 EPSILON = 0.3
-# A PDSL round is slow on one core (docs/benchmarks.md, "Planner estimates"), so a run spans
-# sessions: a checkpoint every 10 rounds bounds what an abrupt stop loses (not hashed: the
+# A PDSL round is slow on one core (docs/benchmarks.md, "Planner estimates"), so a run may span
+# several sittings or machines: a checkpoint every 10 rounds bounds what an abrupt stop loses (not hashed: the
 # runs keep their keys).
 CHECKPOINT_EVERY = 10
 # Seconds per round on one core, M = 10, fully connected (source: docs/benchmarks.md, "Planner
@@ -84,7 +84,7 @@ CONTROL = " (control)"
 # reach the paper's accuracy for it, i.e. could Table I's baselines have run there?
 GAMMA_SCAN = (0.01, 0.1)
 # The γ cell's step size (:func:`gamma_cell`): the scan's γ at which that baseline did best
-# with the paper's noise (docs/studies.md, first findings); no γ of the scan reached the
+# with the paper's noise (docs/results_log.md, "PDSL"); no γ of the scan reached the
 # paper's accuracy for it.
 GAMMA_CELL = 0.01
 _SHORT = {"fully_connected": "fc", "bipartite": "bipartite", "ring": "ring"}
@@ -150,9 +150,9 @@ def cells(profile: str = "paper") -> list[Cell]:
     out += [Cell("cifar10", topo, cifar_eps, m, small, f"Table II and Figure {fig}: PDSL best, lower loss ({topo})?",
                  11) for topo, fig in (("fully_connected", 4), ("bipartite", 5))]
     if m_max != m:
-        # Its PDSL run, an MNIST one, takes a lent GPU minutes and a core here half a day, while
-        # the DPDL study's CIFAR-10 runs (13) cannot go to a GPU in one call (docs/studies.md):
-        # the cores compute those first, and a GPU takes this one where it comes before.
+        # Its PDSL run, an MNIST one, takes a GPU minutes and a core half a day, while the DPDL
+        # study's CIFAR-10 runs (13) need the full CIFAR-10 data where they run: the cores
+        # compute those first, and a GPU takes this one where it comes before.
         out.append(Cell("mnist", "fully_connected", EPSILON, m_max, large, "Table I and Figure 1: is PDSL stable in M?",
                         12, pdsl_priority=14))
     return out
