@@ -488,7 +488,7 @@ class _Track:
         self.diverged, self.done = False, False
         saved = _load_checkpoint(store, self.hash) if resume else None
         # The algorithm's diagnostic counters at the checkpoint (none in older checkpoints), and
-        # where round 1 was computed (a run resumed in a later session may finish elsewhere).
+        # where round 1 was computed (a resumed run may finish on another machine).
         self.counters = saved.get("counters", {}) if saved is not None else {}
         self.started_by = saved.get("started_by") if saved is not None else None
         if saved is not None:
