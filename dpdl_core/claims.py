@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "UNCALIBRATED", "calibration", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
+__all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "LOSS_REL_TOL", "UNCALIBRATED", "calibration", "effect_interval", "effect_note", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
            "claims_frame", "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats",
            "margin_note", "paired_margin", "parts_margin", "spread_z", "table_view", "welch_df"]
 
@@ -57,6 +57,11 @@ COVERAGE = 0.95
 # The fewest standard errors a margin counts as noise: the band at many degrees of freedom
 # (the normal's 1.96, rounded up), and the factor where no degrees of freedom are known.
 SPREAD_Z = 2.0
+# One tolerance for every loss comparison of every paper: two training losses within 5% of the
+# larger are a tie (plus the seed spread); the papers draw losses as curves, where a gap of a
+# few percent is not visible. Losses are the data term only (cross-entropy), so an algorithm's
+# regulariser (LEASGD's weight decay) does not enter the comparison.
+LOSS_REL_TOL = 0.05
 # Relative float rounding below which a difference equals the margin (see :func:`compare`).
 ROUNDING = 1e-9
 
@@ -219,6 +224,29 @@ def paired_margin(a: Mapping[int, float], b: Mapping[int, float], tolerance: flo
     d = np.array([a[s] - b[s] for s in sorted(a)], dtype=float)
     z = spread_z(len(d) - 1) if z is None else z
     return float(tolerance + z * d.std(ddof=1) / math.sqrt(len(d)))
+
+
+def effect_interval(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[float, float]:
+    """Our effect mean(a) − mean(b) over seeds and the half-width of its two-sided
+    :data:`COVERAGE` interval: of the per-seed differences where both sides ran the same
+    seeds (≥ 2, :func:`paired_margin`), else of two independent means
+    (:func:`difference_margin`; 0 with one seed on both sides)."""
+    diff = float(np.mean(list(a.values())) - np.mean(list(b.values())))
+    half = paired_margin(a, b)
+    return diff, half if half is not None else difference_margin(list(a.values()), list(b.values()))
+
+
+def effect_note(a: Mapping[int, float], b: Mapping[int, float], paper_effect: float, unit: str = " pp") -> str:
+    """Our effect with its interval beside the paper's, and whether the paper's magnitude
+    lies inside it (``+2.0 pp, 95% interval -0.4 to +4.4; the paper's +4.1: inside``)."""
+    diff, half = effect_interval(a, b)
+    if not np.isfinite(paper_effect):
+        where = "the paper gives no effect"
+    else:
+        where = f"the paper's {paper_effect:+.3g}{unit}: " + ("inside" if abs(paper_effect - diff) <= half
+                                                               else "excluded")
+    band = f"95% interval {diff - half:+.3g} to {diff + half:+.3g}" if half > 0 else "one seed, no interval"
+    return f"effect {diff:+.3g}{unit}, {band}; {where}"
 
 
 def margin_note(tolerance: str, seeds: Iterable[int], paired: bool = False) -> str:

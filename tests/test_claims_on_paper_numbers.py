@@ -546,28 +546,33 @@ def test_leasgd_figure2_tie_is_inconclusive_with_one_seed():
     holds by construction and says so."""
     rng = np.random.default_rng(0)
     T = 1000
-    level = {"leasgd": np.linspace(2.0, 0.148, T), "dp_dpsgd": np.linspace(2.1, 0.147, T)}
+    level = {"leasgd": np.linspace(2.0, 0.148, T), "dp_dpsgd": np.linspace(2.4, 0.147, T)}
     seeds = {a: pd.DataFrame({0: level[a] + rng.normal(0, 0.02, T)}, index=range(1, T + 1)) for a in level}
     per_iter = {"leasgd": 8, "dp_dpsgd": 10}
     curves = {a: pd.DataFrame({"vectors": per_iter[a] * np.arange(1, T + 1), "loss": level[a]}, index=range(1, T + 1))
               for a in level}
     claims = {c.id: c for c in leasgd_claims.fig02_claims(curves, {"saving": 0.2, "target": 0.148}, seeds)}
     assert claims["fig02.lower_end"].verdict == "inconclusive"
-    assert claims["fig02.faster_start"].verdict == "holds"  # 0.1 apart at the start: far outside the noise
+    assert claims["fig02.faster_start"].verdict == "holds"  # 0.4 apart at the start: far outside the noise
     assert claims["fig02.fewer_vectors"].by_construction and not claims["fig02.fewer_vectors"].counts_as_evidence
     assert claims["fig02.saving_30"].verdict == "fails"  # 20% < 30% - 5 pp
 
 
 def test_leasgd_figure2_windows_are_paired_by_seed():
     """Three seeds, each shifting both algorithms' loss alike, with a steep descent inside the
-    windows: LEASGD 1% below at the start and 1% above at the end in every seed. The per-seed
-    differences decide both (holds, fails), where pooling the window's minibatch losses counts
-    the descent and the seed offsets as noise and decides neither."""
+    windows and seeds far apart (D-PSGD's loss x1, x4, x7): LEASGD the same amount below
+    D-PSGD in the first window and above it in the last, in every seed, 10% of the window's
+    mean (beyond the loss tolerance, 5% of the larger). The per-seed differences decide both
+    (holds, fails), where pooling the window's minibatch losses counts the descent and the
+    seed offsets as noise and decides neither."""
     T = 1000
+    head = T // 10
     base = np.geomspace(2.0, 0.1, T)
-    seeds = {a: pd.DataFrame({s: base * (1 + 0.3 * s) * np.where(np.arange(T) < T // 2, k, 2 - k)
-                              for s in range(3)}, index=range(1, T + 1))
-             for a, k in (("leasgd", 0.99), ("dp_dpsgd", 1.0))}
+    dps = pd.DataFrame({s: base * (1 + 3 * s) for s in range(3)}, index=range(1, T + 1))
+    shift = np.zeros(T)
+    shift[:head] = -0.1 * dps.iloc[:head].to_numpy().mean()
+    shift[-head:] = 0.1 * dps.iloc[-head:].to_numpy().mean()
+    seeds = {"leasgd": dps.add(shift, axis=0), "dp_dpsgd": dps}
     curves = {a: pd.DataFrame({"vectors": per * np.arange(1, T + 1), "loss": seeds[a].mean(axis=1)},
                               index=range(1, T + 1))
               for a, per in (("leasgd", 8), ("dp_dpsgd", 10))}
@@ -578,6 +583,23 @@ def test_leasgd_figure2_windows_are_paired_by_seed():
                                                           {**seeds, "dp_dpsgd": seeds["dp_dpsgd"].set_axis(
                                                               [3, 4, 5], axis=1)})}
     assert (pooled["fig02.faster_start"].verdict, pooled["fig02.lower_end"].verdict) == ("inconclusive",) * 2
+
+
+def test_leasgd_figure2_loss_gap_inside_the_one_loss_tolerance_is_a_tie():
+    """The package's one loss tolerance: LEASGD 1.5% above D-PSGD at the end in every seed (the
+    committed study's gap) is inside 5% of the larger loss, a tie however small the seed spread."""
+    from dpdl_core.claims import LOSS_REL_TOL
+
+    T = 1000
+    base = np.geomspace(2.0, 0.1, T)
+    seeds = {a: pd.DataFrame({s: base * (1 + 0.001 * s) * k for s in range(3)}, index=range(1, T + 1))
+             for a, k in (("leasgd", 1.015), ("dp_dpsgd", 1.0))}
+    curves = {a: pd.DataFrame({"vectors": per * np.arange(1, T + 1), "loss": seeds[a].mean(axis=1)},
+                              index=range(1, T + 1))
+              for a, per in (("leasgd", 8), ("dp_dpsgd", 10))}
+    claims = {c.id: c for c in leasgd_claims.fig02_claims(curves, {"saving": 0.2, "target": 0.1}, seeds)}
+    assert LOSS_REL_TOL == 0.05 and claims["fig02.lower_end"].verdict == "inconclusive"
+    assert "5% of the larger loss" in claims["fig02.lower_end"].tolerance
 
 
 def test_no_hard_coded_verdicts_in_the_straggler_claims():

@@ -165,7 +165,7 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks a machine without a GPU")
 def test_a_gpu_twins_checkpoint_is_read_here_left_to_a_gpu_and_dropped_once_the_run_is_stored(tmp_path, monkeypatch):
     """tools/gpu_lanes.sh brings back the checkpoints of the GPU runs it cuts, to commit for the
-    next lent GPU: CI and the CPU workers here read them (``plan``, verify_partials), compute
+    next GPU machine: CI and the CPU workers read them (``plan``, verify_partials), compute
     their own twin, and remove the GPU's once the run is stored."""
     import torch
     import torch.serialization
@@ -296,15 +296,18 @@ def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
     assert set(progress["paper"]) == set(PAPERS)
     assert (claims["paper_value"].astype(str) != "").all() and (claims["ours"].astype(str) != "").all()
     # The verdicts of complete studies are pinned: they change only with a committed run or a
-    # rule, and then the findings (docs/studies.md) change with them. LEASGD's "~30%" is
-    # inconclusive at the 95% t band of three seeds (it failed at a flat 2 SE).
+    # rule, and then the findings (docs/results_log.md) change with them. LEASGD's "~30%" is
+    # inconclusive at the 95% t band of three seeds (it failed at a flat 2 SE); its "faster at
+    # the beginning" (a 1.7% gap) and "lower loss at the end" (1.5%) are inside the one loss
+    # tolerance of 5%.
     verdicts = claims.groupby(["paper", "id"])["verdict"].agg(lambda v: ", ".join(sorted(set(v))))
     assert verdicts.loc[[("dpdl", "attack.metrics"), ("dpdl", "attack.success"), ("dpdl", "tab01.best"),
                          ("dpdl", "tab02.best"), ("dpdl", "tab06.best"), ("dpdl", "tab01.denser_is_better"),
                          ("leasgd", "fig02.saving_30"), ("leasgd", "fig02.lower_per_vector"),
                          ("leasgd", "fig02.faster_start"), ("leasgd", "fig02.lower_end"),
                          ("pdsl", "tab02.best")]].tolist() == [
-        "holds", "holds", "fails", "fails", "fails", "holds", "inconclusive", "holds", "holds", "fails", "fails"]
+        "holds", "holds", "fails", "fails", "fails", "holds", "inconclusive", "holds", "inconclusive",
+        "inconclusive", "fails"]
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")

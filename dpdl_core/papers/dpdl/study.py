@@ -357,7 +357,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     """"DPDL is best" in one cell: DPDL's seeds against the strongest stored baseline's, once
     every algorithm of the cell (:data:`CELL_ALGORITHMS`) is stored; *inconclusive*, naming
     the missing ones, before."""
-    from ...claims import Comparison, margin_note, paired_margin
+    from ...claims import Comparison, effect_note, margin_note, paired_margin
     from .claims import ACCURACY_TOL
 
     cell = CELL_ALGORITHMS[dataset]
@@ -400,10 +400,11 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
         privacy = f"paper noise: accountant eps {acc_eps[0]:.2g} for both DPDL and {name}"
     else:
         privacy = f"paper noise, not equal privacy: accountant eps DPDL {acc_eps[0]:.2g}, {name} {acc_eps[1]:.2g}"
+    effect = effect_note(*by_seed, g.loc["dpdl", "paper (%)"] - ref[paper_top])
     return dataclasses.replace(claim, evidence={
         "paper": f"DPDL {g.loc['dpdl', 'paper (%)']:.1f} vs {_display(paper_top)} {ref[paper_top]:.1f} "
                  f"(best of {', '.join(_display(x) for x in ref)})",
-        "ours": f"DPDL {np.mean(a):.1f} vs {name} {np.mean(b):.1f} ({len(a)}/{len(b)} seeds)",
+        "ours": f"DPDL {np.mean(a):.1f} vs {name} {np.mean(b):.1f} ({len(a)}/{len(b)} seeds; {effect})",
         "why": f"{claim.evidence}; {scope}; {privacy}"})
 
 

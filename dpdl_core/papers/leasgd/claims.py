@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...claims import Claim, ClaimSpec, Comparison, difference_margin, margin_note, parts_margin, spread_z
+from ...claims import (LOSS_REL_TOL, Claim, ClaimSpec, Comparison, difference_margin, margin_note, parts_margin,
+                       spread_z)
 
 __all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "saving_comparison",
            "tab01_claims"]
@@ -41,13 +42,13 @@ FIG02_SPECS = {s.id: s for s in (
          by_construction=True),
     _fig("faster_start", "(a) LEASGD converges faster at the beginning",
          "Figure 2(a) shows that LEASGD converges faster than D-PSGD at the beginning of the training process",
-         "§4, Figure 2(a)", "mean training loss over the first tenth of the iterations below D-PSGD's; within t SE "
-         "of the per-seed differences of those window means is inconclusive (one seed: t SE over its minibatch "
-         "losses in the window)"),
+         "§4, Figure 2(a)", "mean training loss over the first tenth of the iterations below D-PSGD's; within the "
+         f"loss tolerance ({LOSS_REL_TOL:.0%} of the larger) plus t SE of the per-seed differences of those window "
+         "means is inconclusive (one seed: t SE over its minibatch losses in the window)"),
     _fig("lower_end", "(a) LEASGD reaches a lower loss at the end", "also achieves a lower loss function at the end",
-         "§4, Figure 2(a)", "mean training loss over the last tenth of the iterations below D-PSGD's; within t SE "
-         "of the per-seed differences of those window means is inconclusive (one seed: t SE over its minibatch "
-         "losses in the window)"),
+         "§4, Figure 2(a)", "mean training loss over the last tenth of the iterations below D-PSGD's; within the "
+         f"loss tolerance ({LOSS_REL_TOL:.0%} of the larger) plus t SE of the per-seed differences of those window "
+         "means is inconclusive (one seed: t SE over its minibatch losses in the window)"),
     _fig("lower_per_vector", "(b) at equal transmitted vectors LEASGD has the lower loss",
          "with the same transmitted vectors, LEASGD achieves better training loss", "§4, Figure 2(b)",
          f"LEASGD's smoothed loss below D-PSGD's at >= {LOWER_SHARE:.0%} of 200 points of the common range of "
@@ -131,15 +132,17 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         lea, dps = (seeds[a].iloc[rows] for a in PAIR)
         label = (f"mean loss over the {what} {head} iterations {lea.to_numpy().mean():.4f} vs "
                  f"{dps.to_numpy().mean():.4f}")
+        tol = LOSS_REL_TOL * max(lea.to_numpy().mean(), dps.to_numpy().mean())
         if paired:
-            return Comparison.paired(label, dps.mean().to_dict(), lea.mean().to_dict(), strict=True)
+            return Comparison.paired(label, dps.mean().to_dict(), lea.mean().to_dict(), tol, strict=True)
         lea, dps = lea.to_numpy().ravel(), dps.to_numpy().ravel()
-        return Comparison(label, dps.mean() - lea.mean(), difference_margin(dps, lea), strict=True)
+        return Comparison(label, dps.mean() - lea.mean(), difference_margin(dps, lea, tol), strict=True)
 
     specs = FIG02_SPECS
-    spread = (f"{spread_z(n_seeds[0] - 1):.2g} SE (Student's t, 95%) of the per-seed differences of the window means "
-              f"over {n_seeds[0]} seeds" if paired else
-              f"t SE (Student's t, 95%) over {head} iterations x {'/'.join(map(str, sorted(set(n_seeds))))} seed(s)")
+    spread = f"{LOSS_REL_TOL:.0%} of the larger loss + " + (
+        f"{spread_z(n_seeds[0] - 1):.2g} SE (Student's t, 95%) of the per-seed differences of the window means over "
+        f"{n_seeds[0]} seeds" if paired else
+        f"t SE (Student's t, 95%) over {head} iterations x {'/'.join(map(str, sorted(set(n_seeds))))} seed(s)")
     fewer = per_iter["leasgd"] < per_iter["dp_dpsgd"]
     verdict_b = "holds" if share >= LOWER_SHARE else "fails" if share < 0.5 else "inconclusive"
     return [

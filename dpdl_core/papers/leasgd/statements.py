@@ -20,8 +20,8 @@ _FIG02_RUNS = ("the six stored Figure 2 runs (fig02/mnist/m5/{leasgd,dp_dpsgd}/n
 _NONPRIVATE_TWINS = (
     "LEASGD with the clipping kept and no noise (clip 1, sigma 0) in Table 1's four cells, 1,500 iterations, 3 "
     "seeds: MNIST m = 5 and 15, 3 x (5 + 15) x 1,500 x 0.08 s = 2.0 core-hours; CIFAR-10 m = 5 and 15, "
-    "3 x [(5 + 15) x 1,500 x 0.13 s + 45 x (6 + 16) x 3.6 s] = 6.2 core-hours; 8.2 in all, within three 3-hour "
-    "CPU sessions (MNIST alone in one)")
+    "3 x [(5 + 15) x 1,500 x 0.13 s + 45 x (6 + 16) x 3.6 s] = 6.2 core-hours; 8.2 in all "
+    "(MNIST alone: 2.0)")
 
 STATEMENTS: tuple[Statement, ...] = (
     # Abstract (L39)

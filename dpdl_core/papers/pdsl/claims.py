@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, parts_margin
+# Final losses within the package's one loss tolerance (5% of the larger) are a tie.
+from ...claims import LOSS_REL_TOL, Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, parts_margin
 
 __all__ = ["SPECS", "ACCURACY_TOL", "FLUCTUATION_ROUNDS", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS",
            "figure_claims", "reach_comparison", "table_claims", "variant_spec"]
@@ -32,8 +33,6 @@ NOT_NETFLEET = ("DP-DPSGD", "DP-CGA", "MUFFLIATO")
 # The paper prints accuracies to 3 decimals of a fraction (0.1 pp): a difference under half of
 # that would print as a tie.
 ACCURACY_TOL = 0.05
-# Final losses within 5% of each other are a tie (the paper calls a ratio near 1 "similar").
-LOSS_REL_TOL = 0.05
 # "Nearly unchanged": PDSL's final loss moves by at most 25% from the smallest to the largest M.
 STABLE_REL = 0.25
 # A one-seed run's final loss has no seed spread to read; the part of it one run shows is its

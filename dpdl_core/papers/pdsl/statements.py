@@ -130,7 +130,7 @@ STATEMENTS: tuple[Statement, ...] = (
               "§VI-C1, L342 (Figure 1)", "convergence", "not_run",
               needs=_STORED + "mnist/fc20/eps0.3/Q500/<baseline> (DP-NETFLEET with seeds 1-2): per run " + _CONVERGED
                     + ", about 100 for DP-NETFLEET and none before round 180 for the other three; eps 0.08 and 0.1 "
-                    "(the baselines at M = 20): 8.8 core-hours, three 3-hour CPU sessions"),
+                    "(the baselines at M = 20): 8.8 core-hours"),
     Statement("s16_fig1_lower_loss",
               "compared to other reference algorithms, our PDSL algorithm achieves a lower average loss across the "
               "different values of ϵ\\epsilon", "§VI-C1, L344 (Figure 1)", "comparison", "judged",
@@ -237,12 +237,12 @@ STATEMENTS: tuple[Statement, ...] = (
               "Especially when M=20,ϵ=0.3M=20,\\epsilon=0.3, the test accuracy of PDSL is 1.381.38 times higher than "
               "DP-DPSGD, 1.121.12 times higher than DP-CGA, 1.131.13 times higher than MUFFLIATO, and 1.061.06 times "
               "higher than DP-NET-FLEET on bipartite graphs", "§VI-C1, L416 (Table I)", "magnitude", "not_run",
-              needs="the MNIST, bipartite, M = 20, eps 0.3 cell: 10.6 core-hours (PDSL 6.2), four 3-hour CPU "
-                    "sessions or " + _GPU),
+              needs="the MNIST, bipartite, M = 20, eps 0.3 cell: 10.6 core-hours (PDSL 6.2) on one CPU core "
+                    "or " + _GPU),
     Statement("s37_tab1_ring_m20_ratios",
               "On the ring graph, the test accuracy of PDSL is around 1.021.361.02\\sim 1.36 times higher than the "
               "those of the reference algorithms", "§VI-C1, L416 (Table I)", "magnitude", "not_run",
-              needs="the MNIST, ring, M = 20, eps 0.3 cell: 5.2 core-hours on a CPU (two sessions)"),
+              needs="the MNIST, ring, M = 20, eps 0.3 cell: 5.2 core-hours on a CPU"),
     # §VI-C2, CIFAR-10 (Figures 4-6, Table II)
     Statement("s38_fig45_outperforms_three",
               "our PDSL algorithm significantly outperforms DP-DPSGD, DP-CGA and MUFFLIATO algorithms with different "
@@ -314,8 +314,7 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("s51_tab2_eps05_gains_15_to_31",
               "When ϵ=0.5,M=10\\epsilon=0.5,M=10, the test accuracy of PDSL reaches 0.6910.691; that is an improvement "
               "of 15%31%15\\%\\sim 31\\% over the reference algorithms", "§VI-C2, L508 (Table II)", "magnitude",
-              "not_run", needs="the CIFAR-10, fully connected, M = 10, eps 0.5 cell: 9.0 core-hours (PDSL 5.3), "
-                               "three 3-hour CPU sessions"),
+              "not_run", needs="the CIFAR-10, fully connected, M = 10, eps 0.5 cell: 9.0 core-hours (PDSL 5.3)"),
     Statement("s52_tab2_best_sparse",
               "Moreover, our PDSL algorithm still has better test accuracy with sparser communication graphs.",
               "§VI-C2, L508 (Table II)", "comparison", "judged", claims=("tab02.best",)),
@@ -328,7 +327,7 @@ STATEMENTS: tuple[Statement, ...] = (
               "If ring graphs are adopted, the test accuracy of PDSL is 1.491.49 times higher than DP-DPSGD, 1.211.21 "
               "times higher than DP-CGA, 1.231.23 times higher than MUFFLIATO, and 1.161.16 times higher than "
               "DP-NET-FLEET", "§VI-C2, L508 (Table II)", "magnitude", "not_run",
-              needs="the CIFAR-10, ring, M = 20, eps 1 cell: 9.3 core-hours, three 3-hour CPU sessions"),
+              needs="the CIFAR-10, ring, M = 20, eps 1 cell: 9.3 core-hours"),
     # Conclusion (L531)
     Statement("s55_conclusion_theory",
               "We conduct solid theoretical analysis to reveal the privacy of each agent can be preserved effectively "
