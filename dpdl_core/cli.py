@@ -17,6 +17,7 @@ with 141.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -33,6 +34,10 @@ LISTING_HINT = ("Fields, algorithms, datasets and topologies: python -m dpdl_cor
                 "fields|algorithms|datasets|topologies")
 
 
+# The write errors that are the machine's state, not a bug: the folder to free or change is named.
+_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+
+
 class UserError(Exception):
     """A mistake of the caller, reported as one line and exit code 2."""
 
@@ -44,6 +49,7 @@ def _user_error_types() -> tuple[type, ...]:
     # Only modules a command already imported can have raised their errors.
     for module, name in (("dpdl_core.data.acquisition", "DataUnavailableError"),
                          ("dpdl_core.studies", "SubsetDataError"),
+                         ("dpdl_core.runner", "ResultNotSaved"),
                          ("jupyter_client.kernelspec", "NoSuchKernel")):
         if module in sys.modules:
             types.append(getattr(sys.modules[module], name))
@@ -635,6 +641,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if isinstance(exc, _user_error_types()):
             print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:  # disk full, read-only, quota
+            print(f"error: cannot write {exc.filename or 'a file'}: {exc.strerror}; free space there (or choose a "
+                  "folder you can write) and run the same command again", file=sys.stderr)
             return 2
         print(f"error: {type(exc).__name__}: {exc} (an internal error; rerun with --debug for the traceback)",
               file=sys.stderr)

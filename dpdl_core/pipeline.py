@@ -13,6 +13,7 @@ are moved to ``figures/<profile>/stale/``, out of the report, and the other note
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
@@ -141,6 +142,78 @@ def set_aside_stale(notebook: Path, figures: Path, since: float) -> list[Path]:
     return moved
 
 
+# What a notebook's cell raises when Ctrl-C reached its kernel (the runner's, after checkpointing).
+INTERRUPT_NAMES = ("KeyboardInterrupt", "RunInterrupted")
+
+
+def _kernel_manager(log: Path):
+    """The kernel manager class papermill starts a notebook's kernel with: the kernel process's
+    own stderr (its log, and its tracebacks when Ctrl-C stops it mid-message) goes to ``log``,
+    not to the terminal; what the cells print stays in the executed notebook."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            with open(log, "ab") as stream:  # the kernel holds its own copy of the descriptor
+                kw["stderr"] = stream
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return LoggedKernelManager
+
+
+class _CtrlC(logging.Filter):
+    """Ctrl-C while papermill runs a kernel: noted (``seen``), raised as ``KeyboardInterrupt``
+    as usual, and from then on papermill's and asyncio's log records dropped (the kernel
+    that papermill shuts down "died while waiting", and its pending cell's task is never
+    awaited): the user has asked to stop, and :func:`_interrupted` says what that left."""
+
+    LOGGERS = ("papermill", "asyncio")
+
+    def __init__(self):
+        super().__init__()
+        self.seen = False
+
+    def filter(self, record) -> bool:
+        return not self.seen
+
+    def __call__(self, signum, frame):
+        self.seen = True
+        raise KeyboardInterrupt
+
+    @contextmanager
+    def installed(self):
+        import signal
+        import threading
+
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, self) if main else None
+        for name in self.LOGGERS:
+            logging.getLogger(name).addFilter(self)
+        try:
+            yield self
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+            if not self.seen:  # else kept: asyncio reports the unawaited task when it is collected
+                for name in self.LOGGERS:
+                    logging.getLogger(name).removeFilter(self)
+
+
+def _interrupted(notebooks: list[Path], k: int, profile: str, papers: list[str] | None, elapsed: float) -> str:
+    """One paragraph for Ctrl-C in notebook ``k`` (1-based): where, what is kept, how to go on."""
+    from .progress import format_seconds
+
+    left = notebooks[k - 1:]
+    folders = sorted({nb.parent.name for nb in left})
+    every = notebook_folders(notebooks[0].parents[1])
+    paper = f" --paper {' '.join(folders)}" if papers or folders != every else ""
+    nb = notebooks[k - 1]
+    return (f"interrupted in {nb.parent.name}/{nb.name} ({k}/{len(notebooks)}, profile {profile}) after "
+            f"{format_seconds(elapsed)}. Stored runs are kept and a run cut short resumes from its last checkpoint. "
+            f"To go on, run the same command again, or only the notebooks not finished: python -m dpdl_core figures "
+            f"--profile {profile}{paper} --only {' '.join(dict.fromkeys(n.stem for n in left))}")
+
+
 def _failure_lines(exc, executed: Path) -> list[str]:
     """A failed cell in a few lines: where, the error's last lines (they say what to fix), where the rest is."""
     text = f"{exc.ename}: {exc.evalue}".strip().splitlines()
@@ -219,11 +292,22 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
             executed = out_dir / nb.parent.name / nb.name
             executed.parent.mkdir(parents=True, exist_ok=True)
             t0, stamp = time.perf_counter(), time.time()
+            ctrl_c = _CtrlC()
             try:
-                pm.execute_notebook(str(nb), str(executed), parameters={"profile": profile}, kernel_name=kernel,
-                                    cwd=str(nb.parent), progress_bar=False, extra_arguments=KERNEL_ARGUMENTS,
-                                    stderr_file=_ProgressRelay())
-            except PapermillExecutionError as exc:
+                with ctrl_c.installed():
+                    pm.execute_notebook(str(nb), str(executed), parameters={"profile": profile}, kernel_name=kernel,
+                                        cwd=str(nb.parent), progress_bar=False, extra_arguments=KERNEL_ARGUMENTS,
+                                        stderr_file=_ProgressRelay(),
+                                        kernel_manager_class=_kernel_manager(executed.with_suffix(".kernel.log")))
+            except BaseException as exc:
+                # Ctrl-C: in this process, in the kernel first (its cell raised it), or seen here while
+                # papermill was shutting the kernel down (which then raises something else).
+                named = isinstance(exc, PapermillExecutionError) and exc.ename in INTERRUPT_NAMES
+                if isinstance(exc, KeyboardInterrupt) or named or ctrl_c.seen:
+                    raise KeyboardInterrupt(_interrupted(notebooks, k, profile, papers,
+                                                         time.perf_counter() - started)) from None
+                if not isinstance(exc, PapermillExecutionError):
+                    raise
                 report.failed.append(name)
                 stale = set_aside_stale(nb, report.figures, stamp)
                 lines = _failure_lines(exc, executed)

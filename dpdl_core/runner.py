@@ -55,7 +55,8 @@ from .schedules import make_schedule
 from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
-__all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "RunInterrupted", "RunResult", "prepare",
+__all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "ResultNotSaved", "RunInterrupted", "RunResult",
+           "prepare",
            "read_checkpoint", "run", "run_stack", "sigma_for"]
 
 # A run is marked diverged, and stops, once its mean train loss is not finite or exceeds this
@@ -73,6 +74,11 @@ class CheckpointRefusedWarning(UserWarning):
 
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C during a run; the message says the round reached and where a rerun resumes."""
+
+
+class ResultNotSaved(RuntimeError):
+    """A finished run whose result file could not be written (disk full, read-only folder): its
+    computed rounds are kept in its checkpoint, and the message says where and what to free."""
 
 
 class _StopRequest:
@@ -503,6 +509,7 @@ class _Track:
                 prep.rngs.dropout.set_state(saved["dropout_rng"])
             prep.ctx.sent = saved["sent"]
         self.resumed = saved is not None
+        self.checkpointed = saved["round"] if saved is not None else None  # the round the checkpoint holds
         self.last_round = self.start - 1
         # Round 1's mean loss, also on resume: the reference of the explosion test.
         self.first_loss = next((v for _, _, m, v in self.rows if m == "train_loss_mean"), None)
@@ -574,6 +581,34 @@ class _Track:
         buf = io.BytesIO()
         torch.save(payload, buf)
         atomic_write_bytes(self.store.checkpoint_path(self.hash), buf.getvalue())
+        self.checkpointed = t
+
+
+def _not_saved(tr: _Track, exc: OSError, keep=None) -> ResultNotSaved:
+    """The error of a finished run whose result file could not be written: its finished rounds
+    checkpointed by ``keep()`` (a diverged run keeps its last periodic checkpoint), where they
+    are, and what to free."""
+    target = tr.store.path(tr.hash)
+    problem = f"{exc.strerror or exc} ({exc.filename or target})"
+    kept_now = ""
+    if keep is not None and not tr.diverged:
+        try:
+            keep()
+        except OSError as again:
+            kept_now = f"; its last checkpoint could not be written either ({again.strerror or again})"
+    rounds = tr.prep.config.rounds
+    path = tr.store.checkpoint_path(tr.hash)
+    if tr.checkpointed is not None and path.exists():
+        kept = (f"its {tr.checkpointed} computed rounds are kept in the checkpoint {path}"
+                if tr.checkpointed >= tr.last_round else
+                f"rounds 1-{tr.checkpointed} of {rounds} are kept in the checkpoint {path}")
+    else:
+        kept = "no checkpoint could be kept: a rerun computes it from round 1"
+    size = (len(tr.rows) * 40) >> 20  # a stored row: about 40 bytes of CSV, before gzip
+    return ResultNotSaved(
+        f"the result of run {tr.hash[:8]} could not be written to {target}: {problem}{kept_now}; {kept}. Free space "
+        f"in {target.parent} (or make it writable; the result file needs about {max(1, size)} MB) and run the same "
+        "command again: it resumes from the checkpoint")
 
 
 def _same_test_set(preps: list[Prepared]) -> bool:
@@ -597,7 +632,10 @@ def _compute(configs: list[ExperimentConfig], store: ResultStore, progress: bool
     made_by = provenance(str(preps[0].engine.device))  # the code as loaded now, before any checkout can move
     tracks = [_Track(p, store, resume=save and not force) for p in preps]
     for tr in tracks:
-        if tr.resumed:
+        if tr.resumed and tr.start > tr.prep.config.rounds:
+            note(f"run {tr.hash[:8]}: all {tr.prep.config.rounds} rounds were computed before; storing them from its "
+                 "checkpoint", progress)
+        elif tr.resumed:
             note(f"run {tr.hash[:8]}: resuming at round {tr.start}/{tr.prep.config.rounds} from its checkpoint", progress)
         if save:
             store.log_event("computing", tr.hash, from_round=tr.start)
@@ -671,9 +709,20 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
             raise RunInterrupted(f"interrupted at round {t}; {resume}")
     bar.close()
     share = (time.perf_counter() - t0) / R
+    unsaved = []
     for r, tr in enumerate(tracks):
         if tr.hash not in results:
-            results[tr.hash] = _finish(tr, stack, rows_of[r], R, share, made_by, save)
+            def keep(r=r, tr=tr):  # the last round's checkpoint: a rerun stores the run without training
+                run_state = state if R == 1 else {k: v[rows_of[r]].clone() for k, v in state.items()}
+                tr.checkpoint(tr.last_round, run_state, stack.ctx.sent[rows_of[r]], share,
+                              alg.counters(rows_of[r]), made_by)
+            try:
+                results[tr.hash] = _finish(tr, stack, rows_of[r], R, share, made_by, save, keep)
+            except ResultNotSaved as exc:  # the other runs of the stack are kept (or stored) too
+                unsaved.append(exc)
+    if unsaved:
+        more = f" ({len(unsaved) - 1} more run(s) of this stack likewise)" if len(unsaved) > 1 else ""
+        raise ResultNotSaved(f"{unsaved[0]}{more}")
     return results
 
 
@@ -727,8 +776,12 @@ def _evaluate(stack, tracks: list[_Track], rows_of: list[slice], runs: list[int]
             tr.rows += _rows(t, "val_acc", val_acc) + _rows(t, "avg_val_acc", avg_val_acc)
 
 
-def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict, save: bool) -> RunResult:
-    """Run ``tr``'s result (history and meta as a plain run records them), stored when ``save``."""
+def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict, save: bool,
+            keep=None) -> RunResult:
+    """Run ``tr``'s result (history and meta as a plain run records them), stored when ``save``.
+
+    When the result file cannot be written, ``keep()`` (if given) checkpoints the finished
+    rounds and :class:`ResultNotSaved` says where they are."""
     prep, eng = tr.prep, stack.engine
     sent = stack.ctx.sent[rows]
     diagnostics = stack.algorithm.diagnostics() if R == 1 else stack.algorithm.diagnostics(agents=rows)
@@ -759,7 +812,10 @@ def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict,
     }
     result = RunResult(prep.config, history, meta)
     if save:
-        tr.store.save(tr.hash, prep.config.to_dict(), history, meta)
+        try:
+            tr.store.save(tr.hash, prep.config.to_dict(), history, meta)
+        except OSError as exc:
+            raise _not_saved(tr, exc, keep) from None
         tr.store.log_event("stored", tr.hash)
         tr.store.checkpoint_path(tr.hash).unlink(missing_ok=True)
     return result

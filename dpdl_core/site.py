@@ -20,8 +20,10 @@ from __future__ import annotations
 import functools
 import html
 import json
+import os
 import re
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +31,7 @@ from pathlib import Path
 from .pipeline import notebook_folders
 from .plotting import parse_caption
 
-__all__ = ["Output", "attribute", "build_site", "collect_outputs", "external_references", "render_notebooks"]
+__all__ = ["Output", "attribute", "build_lock", "build_site", "collect_outputs", "external_references", "render_notebooks"]
 
 FIGURE_EXTS = ("png", "pdf")
 TABLE_EXTS = ("md", "csv", "tex")
@@ -230,6 +232,36 @@ def _prepare(out: Path) -> None:
     (out / MARKER).write_text("written by python -m dpdl_core report; replaced by every rebuild\n")
 
 
+@contextmanager
+def build_lock(out: Path):
+    """Hold the exclusive right to (re)build the site folder ``out``: a ``flock`` on
+    ``.<name>.lock`` beside it, which the kernel releases if the holder dies.
+
+    Raises
+    ------
+    ValueError
+        When another build holds it, or the folder beside ``out`` cannot hold the lock file.
+    """
+    import fcntl
+
+    lock = out.parent / f".{out.name}.lock"
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ValueError(f"cannot write the report site to {out}: {exc.strerror} ({exc.filename or lock}); pass "
+                         "--out a folder you can write (default build/report)") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"another `report` is building {out} now; wait for it to finish, or pass --out another "
+                             "folder") from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def build_site(profile: str, figures: Path, executed: Path, sources: Path, out: Path) -> Path:
     """Build the report site of ``profile`` in ``out`` and return its ``index.html``.
 
@@ -255,8 +287,18 @@ def build_site(profile: str, figures: Path, executed: Path, sources: Path, out: 
         raise FileNotFoundError(
             f"nothing has been executed at profile {profile}: no executed notebooks in {executed} and no figure or "
             f"table of that profile in {figures}; run `make figures PROFILE={profile}` first")
-    _prepare(out)
+    with build_lock(out):
+        try:
+            return _build(profile, figures, executed, sources, out, outputs, shown, ran)
+        except OSError as exc:  # a full disk or a read-only folder, met while writing the site
+            where = exc.filename or out
+            raise ValueError(f"cannot write the report site to {out}: {exc.strerror or exc} ({where}); free space "
+                             "there, or pass --out a folder you can write") from None
 
+
+def _build(profile, figures, executed, sources, out, outputs, shown, ran) -> Path:
+    """:func:`build_site` once the outputs are known and ``out`` is locked."""
+    _prepare(out)
     folders = notebook_folders(sources)
     nb_sources = {f: sorted((sources / f).glob("*.ipynb")) for f in folders}
     pages = render_notebooks(ran, out)
