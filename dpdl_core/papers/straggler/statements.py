@@ -34,14 +34,9 @@ STATEMENTS: tuple[Statement, ...] = (
               claims=("lemma2_p_star", *_SPEEDUP)),
     Statement("s04_randomization_better_convergence_and_privacy",
               "We show that randomizing the processing order of nodes on the ring provides an improvement in both "
-              "convergence behavior and privacy in the long run.", "§I contributions, L26", "convergence", "not_run",
-              needs="the privacy half is judged by rand_ring_small_error.* (s20, s22). The convergence half: no new "
-                    "runs, decidable from the stored curves cal_housing/{ss_ring,ss_rand_ring}/p{0.0001,0.5,0.7} "
-                    "(with their runs100-399 batches): per p, SS-Rand-Ring's minus SS-Ring's test accuracy at equal "
-                    "hops over the last tenth of the 50,000 hops (the long run; both schemes have the same latency "
-                    "per hop), paired by run index over the 400 runs, 2 SE. Theorem 1's own bound is lower for "
-                    "SS-Rand-Ring by construction (lambda_1 = 0 drops a non-negative term). The next claim to "
-                    "declare"),
+              "convergence behavior and privacy in the long run.", "§I contributions, L26", "convergence", "judged",
+              claims=("rand_ring_long_run_convergence", "rand_ring_small_error.printed",
+                      "rand_ring_small_error.diagnostic")),
     Statement("s05_randomization_improves_trade_off",
               "Hence, randomization is capable of enhancing the privacy-convergence tradeoff (see Section VI-A).",
               "§I contributions, L26", "privacy", "judged", claims=_SMALL_ERROR),
@@ -155,14 +150,8 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("s28_clear_speedup_except_exponential",
               "We observe that skipping achieves a clear speed-up compared to no skipping, except for the exponential "
               "delay model", "Sec. VI-B, L233", "comparison", "judged", claims=_SPEEDUP),
-    Statement("s29_predicted_by_lemma2", "as predicted well by Lemma 2", "Sec. VI-B, L233", "magnitude", "not_run",
-              needs="no new runs: decidable from the stored SS-Rand-Ring curves cal_housing/ss_rand_ring/"
-                    "p{0.0001,0.5,0.7} and their runs100-399 batches (400 paired runs x 50,000 hops each) by "
-                    "study.lemma2_gap: the measured speed-up over Lemma 2's predicted one (0.99x and 0.98x "
-                    "exponential, 3.60x and 5.50x gamma, 1.33x and 1.36x Pareto II at p = 1/2 and 7/10), one ratio "
-                    "per p for the three models since a latency model only rescales the hop axis, with its bootstrap "
-                    "2 SE range (1,000 resamples, as the speed-up claims). Seconds on one core; 'predicted well' "
-                    "where every range holds 1. The next claim to declare"),
+    Statement("s29_predicted_by_lemma2", "as predicted well by Lemma 2", "Sec. VI-B, L233", "magnitude", "judged",
+              claims=("lemma2_predicts_speedup",)),
     Statement("s30_no_skipping_more_private",
               "However, as can be seen from the upper plots, no skipping provides a slightly higher privacy for the "
               "SS-Rand-Ring scheme.", "Sec. VI-B, L233", "privacy", "judged",
