@@ -6,10 +6,13 @@ kept: the engine's ``vmap`` kernel, the ``per_model`` kernel, the ``bookkeeping`
 the plain non-private gradient of the same k pairs by autograd (the floor: no per-sample
 work at all), and, in micro-batch mode (4 units), the per-client loop of the authors'
 code (one backward pass and a global clip per micro-batch). Each row gives seconds, GFLOP/s
-(3 × the forward FLOPs of the k·B sample passes) and the share of a 1024³ sgemm's rate
-timed in the same loop. ``--device cuda`` times every row on the GPU.
+(3 × the forward FLOPs of the k·B sample passes), the share of a 1024³ sgemm's rate timed in
+the same loop, its time over the plain gradient's and its time over the book-keeping
+kernel's (the kernel's speed-up over that row). Every case runs at each of
+``--thread-counts`` (default 1 and 2 torch threads). ``--device cuda`` times every row on
+the GPU.
 
-Run: ``python benchmarks/bench_kernels.py [--threads 1] [--device cpu] [--out FILE]``.
+Run: ``python benchmarks/bench_kernels.py [--thread-counts 1,2] [--cases lenet,dpdl_cnn] [--device cpu] [--out FILE]``.
 """
 from __future__ import annotations
 
@@ -22,8 +25,8 @@ from timing import interleaved, parse_common
 __all__ = ["CASES", "bench_case", "main"]
 
 # (model, dataset, B): LeNet at the DPDL paper's B and at a small B, the CIFAR-10 CNNs.
-CASES = (("lenet", "mnist", 216), ("lenet", "mnist", 16), ("dpdl_cnn", "cifar10", 216),
-         ("dpdl_cnn_authors", "cifar10", 256))
+CASES = (("lenet", "mnist", 216), ("lenet", "mnist", 16), ("dpdl_cnn", "cifar10", 216), ("dpdl_cnn", "cifar10", 16),
+         ("dpdl_cnn_authors", "cifar10", 256), ("dpdl_cnn_authors", "cifar10", 16))
 MODELS_PER_BATCH = 6
 
 
@@ -89,23 +92,30 @@ def bench_case(name: str, dataset: str, B: int, device: str, repeats: int, unit:
     for kernel, seconds in times.items():
         rate = work / seconds
         rows[kernel] = {"seconds": seconds, "gflops": rate / 1e9, "share_of_sgemm": rate / sgemm_rate,
-                        "vs_plain": seconds / times["plain gradient"]}
+                        "vs_plain": seconds / times["plain gradient"], "vs_bookkeeping": seconds / times["bookkeeping"]}
     return {"model": name, "dataset": dataset, "B": B, "k": k, "unit": unit, "device": device,
             "sgemm_gflops": sgemm_rate / 1e9, "rows": rows}
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--thread-counts", default="1,2", help="torch thread counts to run every case at (overrides --threads)")
+    parser.add_argument("--cases", default="", help="comma-separated model names to keep (default: every case)")
     args = parse_common(parser, argv)
+    keep = set(filter(None, args.cases.split(",")))
     results = []
-    for name, dataset, B in CASES:
-        for units in (B, 4) if B >= 64 else (B,):  # per-sample, and the authors' 4 micro-batches
-            r = bench_case(name, dataset, B, args.device, args.repeats, B // units)
-            results.append(r)
-            cells = "  ".join(f"{k}: {v['seconds']:.3f} s ({v['vs_plain']:.2f}x plain, {v['share_of_sgemm']:.0%})"
-                              for k, v in r["rows"].items())
-            print(f"{name} B={B} unit={r['unit']} {args.device} threads={args.threads}: {cells}", flush=True)
-    write_results(args.out, [{"threads": args.threads, **r} for r in results])
+    for threads in (int(t) for t in args.thread_counts.split(",")):
+        torch.set_num_threads(threads)
+        for name, dataset, B in CASES:
+            if keep and name not in keep:
+                continue
+            for units in (B, 4) if B >= 64 else (B,):  # per-sample, and the authors' 4 micro-batches
+                r = bench_case(name, dataset, B, args.device, args.repeats, B // units)
+                results.append({"threads": threads, **r})
+                cells = "  ".join(f"{k}: {v['seconds']:.4f} s ({v['vs_plain']:.2f}x plain, {v['vs_bookkeeping']:.2f}x "
+                                  f"book-keeping, {v['share_of_sgemm']:.0%} sgemm)" for k, v in r["rows"].items())
+                print(f"{name} B={B} unit={r['unit']} {args.device} threads={threads}: {cells}", flush=True)
+    write_results(args.out, results)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ selects this kernel is hashed.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -135,9 +136,10 @@ def dropout_masks(module: nn.Sequential, in_shape: tuple[int, ...], k: int, batc
     return masks
 
 
-def _im2col(h: torch.Tensor, kernel: tuple[int, int], padding: tuple[int, int]) -> torch.Tensor:
+def _im2col(h: torch.Tensor, kernel: tuple[int, int], padding: tuple[int, int], role=None) -> torch.Tensor:
     """Patches (N·H′·W′, kh·kw·C) of channels-last images ``h`` (N, H, W, C), in (dy, dx, c)
-    order: one gather of C-contiguous runs from a strided view (stride 1)."""
+    order: one gather of C-contiguous runs from a strided view (stride 1); into the
+    :func:`_workspace` array ``role`` if one is named."""
     (kh, kw), (ph, pw) = kernel, padding
     if ph or pw:
         h = F.pad(h, (0, 0, pw, pw, ph, ph))
@@ -145,7 +147,25 @@ def _im2col(h: torch.Tensor, kernel: tuple[int, int], padding: tuple[int, int]) 
     N, H, W, C = h.shape
     Ho, Wo = H - kh + 1, W - kw + 1
     s = h.stride()
-    return h.as_strided((N, Ho, Wo, kh, kw, C), (s[0], s[1], s[2], s[1], s[2], 1)).reshape(N * Ho * Wo, kh * kw * C)
+    patches = h.as_strided((N, Ho, Wo, kh, kw, C), (s[0], s[1], s[2], s[1], s[2], 1))
+    if role is None:
+        return patches.reshape(N * Ho * Wo, kh * kw * C)
+    return _workspace(role, patches.shape, h).copy_(patches).view(N * Ho * Wo, kh * kw * C)
+
+
+_WORKSPACE = threading.local()
+
+
+def _workspace(role, shape, like: torch.Tensor) -> torch.Tensor:
+    """A contiguous array of ``shape`` kept from call to call for one role (an array of the
+    first layer's size, written afresh each time), so that it is not mapped and
+    page-faulted anew by the allocator on every chunk. Its contents are undefined."""
+    arrays = _WORKSPACE.__dict__.setdefault("arrays", {})
+    key, n = (role, like.dtype, like.device), math.prod(shape)
+    buffer = arrays.get(key)
+    if buffer is None or buffer.numel() < n:
+        buffer = arrays[key] = torch.empty(n, dtype=like.dtype, device=like.device)
+    return buffer[:n].view(shape)
 
 
 def _nchw(h: torch.Tensor) -> torch.Tensor:
@@ -202,9 +222,10 @@ class _Pass:
         ph, pw = layer.padding
         if form == "shared":  # one GEMM: the shared patches against every model's filters
             _, H, W, C = h.shape
-            cols = _im2col(h, (kh, kw), (ph, pw))
-            z = torch.addmm(b.reshape(-1), cols, w.permute(3, 4, 2, 0, 1).reshape(kh * kw * C, k * Co))
+            cols = _im2col(h, (kh, kw), (ph, pw), ("patches", step.index))
             Ho, Wo = H + 2 * ph - kh + 1, W + 2 * pw - kw + 1
+            z = torch.addmm(b.reshape(-1), cols, w.permute(3, 4, 2, 0, 1).reshape(kh * kw * C, k * Co),
+                            out=_workspace(("outputs", step.index), (cols.shape[0], k * Co), cols))
             self.taps.append((step, cols, form))
             return z.view(B, Ho, Wo, k * Co), "batch"
         hb = h if form == "batch" else _to_batch(h)
@@ -239,15 +260,17 @@ class _Pass:
         self.record(lambda g: g * (h > 0))
         return h
 
-    def pool(self, layer, h, form):
-        lead = h.shape[:-3]
+    def pool(self, step, h, form):
+        layer, lead = step.layer, h.shape[:-3]
         t = _nchw(h.reshape(-1, *h.shape[-3:]))
         out, idx = F.max_pool2d(t, layer.kernel_size, layer.stride, return_indices=True)
 
         def backward(g):
-            gi = torch.ops.aten.max_pool2d_with_indices_backward(
-                _nchw(g.reshape(-1, *g.shape[-3:])), t, layer.kernel_size, layer.stride, 0, 1, False, idx)
-            return _nhwc(gi).view(h.shape)
+            gi = _workspace(("pooled", step.index), h.shape, g)
+            torch.ops.aten.max_pool2d_with_indices_backward.grad_input(
+                _nchw(g.reshape(-1, *g.shape[-3:])), t, layer.kernel_size, layer.stride, 0, 1, False, idx,
+                grad_input=_nchw(gi.view(-1, *h.shape[-3:])))
+            return gi
 
         self.record(backward)
         return _nhwc(out).view(*lead, *out.shape[2:], out.shape[1])
@@ -297,6 +320,10 @@ def _conv_unit_grads(a, g, layer, k, U, form):
     q = layer.kernel_size[0] * layer.kernel_size[1] * C
     L = g.shape[2] * g.shape[3]
     step = max(1, _CHUNK_BYTES // (L * q * unit * g.element_size()))  # units whose patches fit the budget
+    if step >= k * U:  # every model's patches at once
+        cols = _im2col(a.view(-1, H, W, C), layer.kernel_size, layer.padding).view(k * U, unit * L, q)
+        gw = torch.bmm(cols.transpose(1, 2), g.reshape(k * U, unit * L, Co)).view(k, U, q, Co)
+        return gw, g.reshape(k, U, -1, Co).sum(2)
     gw = torch.empty(k, U, q, Co, dtype=g.dtype, device=g.device)
     for m in range(k):
         for u in range(0, U, step):
@@ -413,7 +440,7 @@ def _chunk_sums(steps, params, xb, yb, clip, unit, masks):
             elif step.kind == "relu":
                 h = run.relu(h)
             elif step.kind == "pool":
-                h = run.pool(step.layer, h, form)
+                h = run.pool(step, h, form)
             elif step.kind == "flatten":
                 h, form = run.flatten(h, form)
                 image = False
