@@ -166,8 +166,7 @@ def privacy_line(study, store) -> str:
                      else "")
                   for (d, nominal), v in sorted(seen.items()) if d == dataset]
         parts.append(f"{DATASET_NAMES.get(dataset, dataset)} {', '.join(points)}")
-    return ("Privacy bought at the paper's noise, nominal ε → the accountant's ε of the mechanism that ran: "
-            + "; ".join(parts) + ".")
+    return "Privacy at the paper's noise, nominal ε → accountant ε of what ran: " + "; ".join(parts) + "."
 
 
 def _default_params(algorithm: str) -> dict:

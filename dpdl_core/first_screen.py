@@ -1,5 +1,6 @@
-"""The README's first screen: per paper one generated sentence, the privacy bought, and a
-compact table with one row per claim of the paper (:func:`readme_block`).
+"""The README's first screen: the tally, per paper one generated paragraph (what holds, what
+is not calibrated, the statements covered, the privacy bought), then per paper a compact table
+with one row per claim of the paper (:func:`readme_block`).
 
 A row is a claim of the paper, counted once over the settings it was judged in. Its verdict
 is read only where the claim is *calibrated*, i.e. where our run of the paper's own method
@@ -97,18 +98,19 @@ def _row(paper_claim: pd.Series, state: str, row: pd.Series, n_settings: int) ->
 
 
 def _sentence(title: str, counts: dict[str, int], apart: int) -> str:
+    """The paper's paragraph: its claims by standing, how many are read at a calibrated
+    operating point, and how many rows of the package's own are counted apart."""
     n = sum(counts.values())
-    parts = [f"{counts[k]} {_WORDS[k] if k != 'holds' or counts[k] == 1 else 'hold'}" for k in ("holds", "fails", "inconclusive", "not calibrated",
-                                                  "not reproducible as written", "waiting") if counts.get(k)]
-    text = f"**{title}**: of its {n} claims, " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1
-                                                   else parts[0] if parts else "none judged") + "."
+    parts = [f"{counts[k]} {_WORDS[k] if k != 'holds' or counts[k] == 1 else 'hold'}" for k in
+             ("holds", "fails", "inconclusive", "not calibrated", "not reproducible as written", "waiting")
+             if counts.get(k)]
+    text = f"**{title}**: {n} claims — {', '.join(parts) or 'none judged'}."
     calibrated = counts.get("holds", 0) + counts.get("fails", 0) + counts.get("inconclusive", 0)
     if calibrated < n - counts.get("waiting", 0):
-        text += (f" {'Only ' if calibrated else ''}{calibrated or 'None'} can be read at a calibrated operating point (our run of the paper's method "
-                 "reproduces its number there); the others judge our reading, not the paper.")
+        text += (f" {calibrated or 'None'} of them {'is' if calibrated == 1 else 'are'} read at a calibrated "
+                 "operating point; the others judge our reading, not the paper.")
     if apart:
-        text += (f" {apart} row{'s' * (apart != 1)} of our own (checks, diagnostics, beyond the paper) "
-                 f"{'are' if apart != 1 else 'is'} in docs/answer.md.")
+        text += f" Our own rows, counted apart: {apart}."
     return text
 
 
@@ -134,7 +136,7 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFra
     keep = [(p, i) not in left_out for p, i in zip(every["paper"], every["id"])]
     own = every[(every["kind"] == "paper").to_numpy() & ~every["by_construction"].astype(bool).to_numpy()
                 & np.array(keep, dtype=bool)]
-    tally, sections = {}, []
+    tally, sentences, sections = {}, [], []
     for paper, specs in own.groupby("paper", sort=True):
         rows_of = claims[claims["paper"] == paper]
         counts: dict[str, int] = {}
@@ -154,12 +156,13 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFra
         head = [_sentence(titles.get(paper, paper), counts, apart)]
         cov = coverage.get(paper)
         if cov:
-            head.append(f"The text makes {cov['statements']} result statements: {cov['judged']} judged by these "
+            head.append(f"Result statements in the text: {cov['statements']}; {cov['judged']} judged by these "
                         f"claims, {cov['not_testable']} not testable, {cov['not_run']} needing runs not made, "
-                        f"{cov['inconsistent']} inconsistent with the paper's own tables.")
+                        f"{cov['inconsistent']} at odds with the paper's own tables.")
         if privacy.get(paper):
             head.append(privacy[paper])
-        sections.append("\n".join([f"### {paper}", "", " ".join(head), "", *lines]))
+        sentences.append(" ".join(head))
+        sections.append("\n".join([f"### {paper}", "", *lines]))
     done = {p.paper: f"{p.stored}/{p.runs}" for p in progress.itertuples()}
     summary = ["| paper | claims | " + " | ".join(h for _, h in TALLY) + " | study runs stored | our own rows |",
                "|---|" + "---|" * (len(TALLY) + 3)]
@@ -171,4 +174,4 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFra
               "(*calibrated*); ? is inside the tolerance plus the seed spread; ⊘ marks a claim with no calibrated "
               "setting (the gap is in the last column); … waits for runs. ×n: judged in n settings, the row shows "
               "the one that decides. Every setting, tolerance and number: [docs/answer.md](docs/answer.md).")
-    return "\n".join([*summary, "", legend, "", "\n\n".join(sections)])
+    return "\n".join([*summary, "", "\n\n".join(sentences), "", legend, "", "\n\n".join(sections)])

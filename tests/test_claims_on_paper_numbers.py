@@ -60,7 +60,8 @@ PINNED_SCOPES = {
         "tab02.best": {}, "tab02.grows_with_epsilon": DPDL_ONLY, "tab02.denser_is_better": DPDL_ONLY,
         "tab05.best": {},
         "tab06.best": {}, "tab06.grows_with_epsilon": DPDL_ONLY,
-        "attack.metrics": {}, "attack.success": {},
+        "attack.metrics": {}, "attack.success": {}, "attack.later_rounds": {}, "attack.success_every_round": {},
+        "fig01.loss_eps_025_05": {}, "fig01.loss_eps_05_1": {},
     },
 }
 # Claims that hold by construction (reported, never evidence).
@@ -237,8 +238,8 @@ def _dpdl_section_of(quote: str, lines: list[str]) -> str:
 
 
 def test_dpdl_claims_name_the_section_their_quote_is_in():
-    """The tables are discussed in §VI-C (Tables I-II), §VI-D (Tables III-IV, Figures 5-6) and
-    Appendix D (Tables V-VI); §V is the theory."""
+    """The curves are discussed in §VI-B (Figure 1), the tables in §VI-C (Tables I-II), §VI-D
+    (Tables III-IV, Figures 5-6) and Appendix D (Tables V-VI); §V is the theory."""
     path = PAPERS_TEXT / TEXT_FILES["dpdl"]
     if not path.exists():
         pytest.skip(f"{path} (the papers' texts) is not in this checkout's neighbourhood")
@@ -247,7 +248,9 @@ def test_dpdl_claims_name_the_section_their_quote_is_in():
     assert got == {"tab01.best": "§VI-C1", "tab01.grows_with_epsilon": "§VI-C1", "tab01.denser_is_better": "§VI-C1",
                    "tab02.best": "§VI-C2", "tab02.grows_with_epsilon": "§VI-C2", "tab02.denser_is_better": "§VI-C2",
                    "tab05.best": "Appendix D", "tab06.best": "Appendix D", "tab06.grows_with_epsilon": "Appendix D",
-                   "attack.metrics": "§VI-D", "attack.success": "§VI-D"}
+                   "attack.metrics": "§VI-D", "attack.success": "§VI-D", "attack.later_rounds": "§VI-D",
+                   "attack.success_every_round": "§VI-D", "fig01.loss_eps_025_05": "§VI-B1",
+                   "fig01.loss_eps_05_1": "§VI-B1"}
     for i, spec in dpdl_claims.SPECS.items():
         assert spec.where.startswith(got[i] + ","), (i, spec.where)
         assert not spec.where.startswith("§V,")

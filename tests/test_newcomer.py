@@ -617,7 +617,15 @@ README = (ROOT / "README.md").read_text()
 
 
 def test_readme_fits_on_a_screen_and_links_its_docs():
-    assert len(README.splitlines()) <= 150
+    """The answer comes first: its tally starts within the first 25 lines. The hand-written
+    README around the generated answer block fits on a screen; the block itself grows with
+    the papers' claims, one short row each (tests/test_studies.py bounds the row length)."""
+    from dpdl_core.answer import BEGIN, END
+
+    head, rest = README.split(BEGIN, 1)
+    block, tail = rest.split(END, 1)
+    assert len(head.splitlines()) + 1 <= 25 and block.lstrip().startswith("| paper | claims |")
+    assert len(head.splitlines()) + len(tail.splitlines()) <= 90
     assert "docs/answer.md" in README and "make figures" in README and "make test" in README
     for link in re.findall(r"\]\((docs/[^)#]+)", README):
         if link != "docs/answer.md":  # written by the evidence work, linked before it exists

@@ -101,8 +101,41 @@ ATTACK_SPECS = {s.id: s for s in (
               "does, or too few to tell from chance (an attack too weak to tell)"),
 )}
 
+# The attack over the rounds it taps (Figures 5-6 show rounds 200, 400 and 800).
+ROUND_SPECS = {s.id: s for s in (
+    ClaimSpec(PAPER, "attack.later_rounds", "undefended reconstructions improve in later rounds",
+              "Moreover, as training progresses, the reconstructed images from later rounds tend to reveal more "
+              "detailed and clearer information.", f"{SECTIONS['5-6']}, Figures 5-6",
+              "the no-defence scenario, per channel, first against last attacked round",
+              "the no-defence scenario's PSNR and SSIM at the last attacked round above, and MSE below, the first "
+              f"attacked round's by more than the tolerance ({_ATTACK_TOL_TEXT}) plus t SE over the attacked images; "
+              "the other way by more than that fails; in between inconclusive"),
+    ClaimSpec(PAPER, "attack.success_every_round", "no DP reconstruction succeeds at any attacked round",
+              "Even as the number of rounds increases, the privacy protection remains robust.",
+              f"{SECTIONS['5-6']}, Figures 5-6", "every attacked round, per channel",
+              "attack.success's rule at every attacked round: fails when it fails at one; holds when it holds at "
+              "every one; otherwise inconclusive"),
+)}
+
+# Figure 1's training-loss statements on DPDL (MNIST, bipartite, N = 10), read as the mean
+# training loss over the last tenth of the rounds ("after convergence").
+LOSS_SPECS = {s.id: s for s in (
+    ClaimSpec(PAPER, "fig01.loss_eps_025_05", "DPDL's loss after convergence is lower at eps 0.5 than at 0.25",
+              "when ϵ\\epsilon is increased from 0.250.25 to 0.50.5, our DPDL algorithm achieves a noticeably lower "
+              "training loss after convergence.", "§VI-B1, Figure 1", "DPDL, MNIST bipartite, N = 10",
+              "DPDL's mean training loss over the last tenth of the rounds at eps 0.5 below eps 0.25's by more than "
+              "the loss tolerance (5% of the larger) plus t SE of the per-seed differences (\"noticeably\"); above "
+              "by more than that fails; in between inconclusive"),
+    ClaimSpec(PAPER, "fig01.loss_eps_05_1", "eps 1 lowers DPDL's loss little or not at all against eps 0.5",
+              "Yet, further increasing ϵ\\epsilon to 1.01.0 yields little to no improvement in the minimum training "
+              "loss.", "§VI-B1, Figure 1", "DPDL, MNIST bipartite, N = 10",
+              "DPDL's mean training loss over the last tenth of the rounds at eps 1 lower than eps 0.5's by less than "
+              "the loss tolerance (5% of the larger) beyond t SE of the per-seed differences holds (\"little to "
+              "no\"); by more than the tolerance beyond that fails; otherwise inconclusive"),
+)}
+
 # Every claim of the paper, by id.
-SPECS = {**{s.id: s for specs in TABLE_SPECS.values() for s in specs}, **ATTACK_SPECS}
+SPECS = {**{s.id: s for specs in TABLE_SPECS.values() for s in specs}, **ATTACK_SPECS, **ROUND_SPECS, **LOSS_SPECS}
 
 def _margin(a, b) -> float:
     """Two table rows' margin: of their per-seed differences where both carry seed → value

@@ -129,16 +129,10 @@ STATEMENTS: tuple[Statement, ...] = (
                   "a judgement. The testable instances are the two sentences after it: s18_b1_eps_025_05 and "
                   "s19_b1_eps_1."),
     Statement("s18_b1_eps_025_05", r"when ϵ\epsilon is increased from 0.250.25 to 0.50.5, our DPDL algorithm achieves "
-              r"a noticeably lower training loss after convergence.", "§VI-B1, Fig. 1, L449", "trend", "not_run",
-              needs="No new runs at N = 10: DPDL on MNIST bipartite, N = 10, at ε 0.25, 0.5 and 1 is committed "
-                    "(seeds 0-2, the code's η, C, paper noise), with its per-round training loss. What is "
-                    "missing is a loss claim. N = 20 and 30 need DPDL at ε 0.25 and 0.5: 12 runs, 22.4 "
-                    "core-hours."),
+              r"a noticeably lower training loss after convergence.", "§VI-B1, Fig. 1, L449", "trend", "judged",
+              claims=("fig01.loss_eps_025_05",)),
     Statement("s19_b1_eps_1", r"Yet, further increasing ϵ\epsilon to 1.01.0 yields little to no improvement in the "
-              r"minimum training loss.", "§VI-B1, Fig. 1, L449", "trend", "not_run",
-              needs="No new runs at N = 10: the committed DPDL runs on MNIST bipartite, N = 10, ε 0.5 and 1 "
-                    "(seeds 0-2). What is missing is a loss claim with a tolerance for \"little to no\". "
-                    "N = 20 and 30: 12 runs, 22.4 core-hours."),
+              r"minimum training loss.", "§VI-B1, Fig. 1, L449", "trend", "judged", claims=("fig01.loss_eps_05_1",)),
     Statement("s20_b1_n_minimal", "The results indicate that increasing the number of agents has only a minimal effect "
               "on the convergence rate of our algorithm in practice.", "§VI-B1, Fig. 1, L451", "trend", "not_run",
               needs="DPDL on MNIST bipartite, α_d = 0.25, ε = 0.5, N ∈ {20, 30} (N = 10 is committed): 6 runs, "
@@ -322,20 +316,13 @@ STATEMENTS: tuple[Statement, ...] = (
               "to the original images, with perceptually recognizable objects.", "§VI-D, Figs. 5-6, L656",
               "privacy", "judged", claims=("attack.success",)),
     Statement("s57_d_later_rounds", "Moreover, as training progresses, the reconstructed images from later rounds tend "
-              "to reveal more detailed and clearer information.", "§VI-D, Figs. 5-6, L656", "privacy", "not_run",
-              needs="No new runs. The committed attack cells (MNIST and CIFAR-10, bipartite, N = 10) store the "
-                    "metrics of the undefended reconstructions at rounds 200, 400 and 800. What is missing is "
-                    "a declared claim, e.g. PSNR and SSIM non-decreasing from round 200 to 800 by more than "
-                    "the attack tolerance. 0 core-hours. More victims than the cells' 8 images would narrow "
-                    "its margin."),
+              "to reveal more detailed and clearer information.", "§VI-D, Figs. 5-6, L656", "privacy", "judged",
+              claims=("attack.later_rounds",)),
     Statement("s58_d_dp_fails", "In contrast, when the Gaussian mechanism is applied in our algorithm, the adversary "
               "fails to effectively reconstruct the agents’ private data.", "§VI-D, Figs. 5-6, L656", "privacy",
               "judged", claims=("attack.success",)),
     Statement("s59_d_rounds_robust", "Even as the number of rounds increases, the privacy protection remains robust.",
-              "§VI-D, Figs. 5-6, L656", "privacy", "not_run",
-              needs="No new runs. The committed attack cells store the DPDL scenarios' reconstructions at "
-                    "rounds 200, 400 and 800, and attack.success judges round 800 only. What is missing is "
-                    "the same rule applied at every attacked round. 0 core-hours."),
+              "§VI-D, Figs. 5-6, L656", "privacy", "judged", claims=("attack.success_every_round",)),
     Statement("s60_d_protects", "It is evident that our DPDL algorithm effectively protects data privacy.",
               "§VI-D, Tables III-IV, L689", "privacy", "judged", claims=("attack.metrics",)),
     Statement("s61_d_mnist_mse", "for the MNIST dataset, the MSE values of the reconstructed images using DPDL are "

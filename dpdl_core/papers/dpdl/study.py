@@ -489,10 +489,12 @@ def claims(tab: pd.DataFrame, store=None) -> list:
     from ...claims import ClaimSpec
     from .claims import TABLE_SPECS
 
-    out = [] if store is None else _attack_claims(store)
+    out = [] if store is None else _attack_claims(store) + _round_claims(store)
     if tab.empty:
         return out
     cal = cell_calibration(tab)
+    if store is not None:
+        out += _loss_claims(store, cal)
     for (dataset, setting, mode, graph, eps), g in tab.groupby(_CELL_KEYS, sort=False):
         g = g.set_index("_algorithm")
         if "dpdl" not in g.index:
@@ -585,6 +587,97 @@ def _attack_claims(store, s: Study | None = None) -> list:
             out.append(dataclasses.replace(c, condition=f"{where}, {c.condition} channel", evidence={
                 "paper": side("paper") or "no numbers (Figures 5-6 show images)", "ours": side("ours"),
                 "why": c.evidence + privacy}).calibrated(*_attack_calibration(rows, nd, dp)))
+    return out
+
+
+def _round_claims(store, s: Study | None = None) -> list:
+    """The attack over its rounds, per stored attack cell and channel: ``attack.later_rounds``
+    (the undefended reconstructions at the last attacked round against the first) and
+    ``attack.success_every_round`` (attack.success's rule at every attacked round)."""
+    from ...claims import Comparison, combine, margin_from_stats
+    from .attack_study import attack_frame
+    from .claims import _ATTACK_TOL_TEXT, _WORSE, ATTACK_TOL, ROUND_SPECS, attack_claims
+
+    out = []
+    for r in (s or study()).runs:
+        h = r.found(store) if r.tags["setting"] == "attack" else None
+        if h is None:
+            continue
+        _, hist = store.load_run(h)
+        spec = r.work.spec
+        rounds = sorted(int(x) for x in hist["round"].unique())
+        frames = {t: attack_frame(hist[hist["round"] == t], spec) for t in rounds}
+        where = (f"{spec['config']['dataset']}, {spec['config']['topology'].replace('_', ' ')} N = "
+                 f"{spec['config']['n_agents']}, rounds {', '.join(map(str, rounds))}, "
+                 f"{spec['attack']['n_victims']} victims")
+        first, last = (frames[t] for t in (rounds[0], rounds[-1]))
+        for channel in sorted({sc.split("-", 1)[1] for sc in last["scenario"]}):
+            nd, dp = f"ND-{channel}", f"DPDL-{channel}"
+            a, b = (f[f["scenario"] == nd].set_index("metric") for f in (last, first))
+            comps = [Comparison(f"{m} round {rounds[-1]} {a.loc[m, 'ours']:.3g} vs round {rounds[0]} "
+                                f"{b.loc[m, 'ours']:.3g}", -_WORSE[m] * (a.loc[m, "ours"] - b.loc[m, "ours"]),
+                                margin_from_stats(a.loc[m, "ours_std"], a.loc[m, "n"], b.loc[m, "ours_std"],
+                                                  b.loc[m, "n"], ATTACK_TOL[m]), strict=True)
+                     for m in ATTACK_TOL if m in a.index and m in b.index]
+            cond = f"{where}, {channel} channel"
+            cal = _attack_calibration(last.set_index(["scenario", "metric"]), nd, dp)
+            later = ROUND_SPECS["attack.later_rounds"].judge(comps, f"{_ATTACK_TOL_TEXT} + t SE over the attacked "
+                                                             "images", condition=cond)
+            out.append(dataclasses.replace(later, evidence={
+                "paper": "\"later rounds reveal more detailed and clearer information\" (Figures 5-6 show images)",
+                "ours": "; ".join(c.label for c in comps), "why": later.evidence}).calibrated(*cal))
+            per_round = {t: next(c for c in attack_claims(frames[t]) if c.id == "attack.success"
+                                 and c.condition == channel) for t in rounds}
+            every = ROUND_SPECS["attack.success_every_round"].claim(
+                combine(c.verdict for c in per_round.values()),
+                "; ".join(f"round {t}: {c.verdict} ({c.evidence})" for t, c in per_round.items()),
+                next(iter(per_round.values())).tolerance, condition=cond)
+            out.append(dataclasses.replace(every, evidence={
+                "paper": "\"the privacy protection remains robust\" as the rounds increase (Figures 5-6)",
+                "ours": "; ".join(f"round {t}: {c.verdict}" for t, c in per_round.items()),
+                "why": every.evidence}).calibrated(*cal))
+    return out
+
+
+def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
+    """Figure 1's loss statements on DPDL (MNIST, bipartite, N = 10, the code's eta and C,
+    paper noise): the mean training loss over the last tenth of the rounds, per seed, at eps
+    0.25, 0.5 and 1, once each point has :data:`MIN_PAIR_SEEDS` seeds."""
+    from ...claims import LOSS_REL_TOL, Comparison, difference_margin, paired_margin, worst_calibration
+    from .claims import LOSS_SPECS
+
+    end: dict[float, dict[int, float]] = {}
+    for r in (s or study()).runs:
+        t = r.tags
+        if (t["dataset"], t["setting"], t["mode"], t["algorithm"], t["topology"]) != (
+                "mnist", "code_hp", "paper_noise", "dpdl", "bipartite") or (h := r.found(store)) is None:
+            continue
+        _, hist = store.load_run(h)
+        loss = hist[hist["metric"] == "train_loss_mean"].groupby("round")["value"].mean().sort_index()
+        end.setdefault(float(t["epsilon"]), {})[int(t["seed"])] = float(loss.iloc[-max(1, len(loss) // 10):].mean())
+    if not all(len(end.get(e, {})) >= MIN_PAIR_SEEDS for e in (0.25, 0.5, 1.0)):
+        return []
+    mean = {e: float(np.mean(list(v.values()))) for e, v in end.items()}
+
+    def spread(a, b) -> float:
+        m = paired_margin(a, b)
+        return m if m is not None else difference_margin(list(a.values()), list(b.values()))
+
+    cond = f"mnist, {_setting_name('code_hp', **CODE_HP)}, paper noise, seeds {len(end[0.5])}"
+    ours = "last-tenth mean loss " + " / ".join(f"{mean[e]:.3f}" for e in (0.25, 0.5, 1.0)) + " (eps 0.25 / 0.5 / 1)"
+    calibration = worst_calibration([cal.get(("mnist", "code_hp", "bipartite", e), ("", "")) for e in mean])
+    tol = f"loss tolerance {LOSS_REL_TOL:.0%} of the larger + t SE of the per-seed differences"
+    lower = Comparison(f"eps 0.25 {mean[0.25]:.3f} vs eps 0.5 {mean[0.5]:.3f}", mean[0.25] - mean[0.5],
+                       spread(end[0.25], end[0.5]) + LOSS_REL_TOL * max(mean[0.25], mean[0.5]))
+    gain = mean[0.5] - mean[1.0]
+    little = Comparison(f"eps 0.5 -> 1 lowers the loss by {gain:.3f} ({gain / mean[0.5]:+.1%})",
+                        LOSS_REL_TOL * mean[0.5] - gain, spread(end[0.5], end[1.0]))
+    out = []
+    for spec_id, comp, paper in (("fig01.loss_eps_025_05", lower, "noticeably lower at eps 0.5 (Figure 1, curves)"),
+                                 ("fig01.loss_eps_05_1", little, "little to no improvement at eps 1 (Figure 1)")):
+        c = LOSS_SPECS[spec_id].judge([comp], tol, condition=cond)
+        out.append(dataclasses.replace(c, evidence={"paper": paper, "ours": ours, "why": c.evidence}
+                                       ).calibrated(*calibration))
     return out
 
 
