@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
-from test_newcomer import TINY, assert_clean_error, in_process, needs_kernel
+from test_newcomer import TINY, _sets, assert_clean_error, cli, in_process, needs_kernel
 
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.results import ResultStore
@@ -23,6 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _disk_full(path):
     return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+
+# -- a limit known before training fails before it ---------------------------------------
+def test_a_batch_larger_than_an_agents_data_fails_before_training(tmp_path):
+    started = time.perf_counter()
+    proc = cli("run", "--results", str(tmp_path), *_sets({**TINY, "batch_size": 100000}))
+    assert_clean_error(proc, "batch_size=100000 is more than the 100 training samples of the smallest agent",
+                       "allowed: batch_size <= 100")
+    assert time.perf_counter() - started < 120 and not list(tmp_path.glob("checkpoints/*"))
 
 
 # -- a finished run that cannot be stored -------------------------------------------------
