@@ -275,10 +275,12 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     report = FiguresReport(figures=figures_dir(profile))
     folders = sorted({nb.parent.name for nb in notebooks})
     # Notebooks that only render committed runs compute nothing: no plan to estimate.
-    planned = None if only and set(only) <= set(COMMITTED_NOTEBOOKS) else _planned_seconds(profile, folders)
+    planned = (None if only and set(only) <= set(COMMITTED_NOTEBOOKS)
+               else _planned_seconds(profile, folders, notebooks if only else None))
     if planned is not None:
-        print(f"[figures] plan: the runs of {', '.join(folders)} not yet stored take about {format_seconds(planned)} "
-              f"on this machine (python -m dpdl_core plan --profile {profile})", flush=True)
+        which = "these notebooks" if only else ", ".join(folders)
+        print(f"[figures] plan: the runs of {which} not yet stored take about {format_seconds(planned)} on this "
+              f"machine (python -m dpdl_core plan --profile {profile}; an estimate, see docs/usage.md)", flush=True)
     started = time.perf_counter()
     with _kernel_environment(profile):
         for k, nb in enumerate(notebooks, 1):
@@ -321,11 +323,22 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     return report
 
 
-def _planned_seconds(profile: str, folders: list[str]) -> float | None:
+def _notebook_claims(stem: str, group: str) -> bool:
+    """Whether notebook ``stem`` sweeps the runs of the plan's group ``group``: a group named
+    after a notebook's key (``fig02``, ``tab01``) belongs to it, ``figures`` to every ``fig*``
+    notebook and ``tables`` to every ``tab*`` one."""
+    return stem.startswith(group) or (group, stem[:3]) in (("figures", "fig"), ("tables", "tab"))
+
+
+def _planned_seconds(profile: str, folders: list[str], notebooks: list[Path] | None = None) -> float | None:
     """Wall seconds ``plan`` estimates for the runs of ``folders``' papers that are not stored
     (CPU-hours over this machine's cores), or None when it has nothing to say (no paper
     among them, no run to compute, or the estimate fails: the ETA then comes from the
-    notebooks' own times)."""
+    notebooks' own times).
+
+    ``notebooks``: only these notebooks run (``--only``), so only their runs count: per group,
+    its runs to compute × the share of the group's notebooks that run (a notebook sweeping no
+    group of the plan computes in place, or renders stored runs, and adds nothing)."""
     from .papers import PAPERS
 
     papers = [f for f in folders if f in PAPERS]
@@ -334,7 +347,21 @@ def _planned_seconds(profile: str, folders: list[str]) -> float | None:
     try:
         from .plan import make_plan
 
-        hours = make_plan(profile, papers=papers).total.cpu_hours_missing
+        plan = make_plan(profile, papers=papers)
+        if notebooks is None:
+            hours = plan.total.cpu_hours_missing
+        else:
+            hours = 0.0
+            for paper in papers:
+                every = [nb.stem for nb in sorted((notebooks[0].parents[1] / paper).glob("*.ipynb"))]
+                chosen = {nb.stem for nb in notebooks if nb.parent.name == paper}
+                if chosen >= set(every):
+                    hours += next(g.cpu_hours_missing for g in plan.groups if g.paper == paper and g.name == "all")
+                    continue
+                for g in plan.groups:
+                    owners = [s for s in every if _notebook_claims(s, g.name)] if g.paper == paper else []
+                    if g.name != "all" and owners:
+                        hours += g.cpu_hours_missing * len(chosen & set(owners)) / len(owners)
     except Exception:  # an estimate only: never a reason to stop make figures
         return None
     return hours * 3600 / max(1, os.cpu_count() or 1) if hours > 0 else None

@@ -340,7 +340,8 @@ def format_plan(plan: Plan, executor: str = "local") -> str:
     notes = [f"CPU-hours are an ESTIMATE: the seconds per DPDL round of the engine benchmark row of the run's dataset "
              f"(the same topology and N if benchmarked, else the nearest N), scaled by N x B relative to the row's, x "
              f"rounds x the benchmark's {bench.threads} threads. Evaluation, PDSL's Shapley games and data loading are "
-             f"not counted; algorithms with fewer gradient passes per round than DPDL cost less.",
+             f"not counted, so it is a lower bound (within 2x at cpu for DPDL, far below at smoke: docs/usage.md, "
+             f"Estimates); algorithms with fewer gradient passes per round than DPDL cost less.",
              f"Benchmark: {bench.source}.", f"Benchmark rows used: {used or 'none'}."]
 
     cores = os.cpu_count() or 1
