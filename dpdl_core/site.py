@@ -31,7 +31,8 @@ from pathlib import Path
 from .pipeline import notebook_folders
 from .plotting import parse_caption
 
-__all__ = ["Output", "attribute", "build_lock", "build_site", "collect_outputs", "external_references", "render_notebooks"]
+__all__ = ["Output", "answer_html", "attribute", "build_lock", "build_site", "collect_outputs", "external_references",
+           "plain_math", "render_notebooks"]
 
 FIGURE_EXTS = ("png", "pdf")
 TABLE_EXTS = ("md", "csv", "tex")
@@ -164,7 +165,7 @@ def render_notebooks(executed: list[Path], out: Path) -> dict[tuple[str, str], t
         nb = nbformat.read(path, as_version=4)
         href = f"notebooks/{path.parent.name}/{path.stem}.html"
         (out / href).parent.mkdir(parents=True, exist_ok=True)
-        (out / href).write_text(exporter.from_notebook_node(nb)[0], encoding="utf-8")
+        (out / href).write_text(_decode_anchors(exporter.from_notebook_node(nb)[0]), encoding="utf-8")
         pages[(path.parent.name, path.stem)] = (href, bool(nb.metadata.get("papermill", {}).get("exception")))
     return pages
 
@@ -175,15 +176,121 @@ def external_references(page: str) -> list[str]:
     return sorted(set(_EXTERNAL_RE.findall(page)))
 
 
+# LaTeX commands of the papers' formulas -> the characters a page shows (:func:`plain_math`).
+_TEX = {"epsilon": "ε", "varepsilon": "ε", "delta": "δ", "zeta": "ζ", "lambda": "λ", "tau": "τ", "sigma": "σ",
+        "alpha": "α", "beta": "β", "gamma": "γ", "eta": "η", "mu": "μ", "chi": "χ", "rho": "ρ", "theta": "θ",
+        "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "approx": "≈", "cdot": "·", "times": "×",
+        "infty": "∞", "in": "∈", "sqrt": "√", "ldots": "…", "dots": "…", "sum": "Σ", "log": "log", "exp": "exp"}
+_MATH_RE = re.compile(r"\$([^$\n]+)\$")
+
+
+def plain_math(text: str) -> str:
+    """``text`` with each ``$...$`` formula as plain characters (``$\\epsilon \\leq 1$`` →
+    ``ε ≤ 1``, ``$h_{\\text{max}}$`` → ``h_max``): a page without MathJax shows no raw LaTeX."""
+    def formula(match: re.Match) -> str:
+        body = re.sub(r"\\(?:text|mathrm|mathcal|mathbf|operatorname)\s*", "", match.group(1))
+        body = re.sub(r"\\([A-Za-z]+)", lambda m: _TEX.get(m.group(1), m.group(1)), body)
+        return re.sub(r"[{}]", "", body.replace("\\", "")).strip()
+
+    return _MATH_RE.sub(formula, text)
+
+
+def _readable(frame):
+    """A table as a reader needs it: a claims frame (:func:`dpdl_core.claims.claims_frame`) as
+    its table view (claim, verdict, calibration, evidence: not its 14 raw columns), no column
+    that is empty in every row, formulas as plain characters."""
+    from .claims import COLUMNS, table_view
+
+    if set(COLUMNS) <= set(frame.columns):
+        frame = table_view(frame)
+    frame = frame.loc[:, [c for c in frame.columns if frame[c].astype(str).str.strip().replace("nan", "").any()]]
+    return frame.apply(lambda col: col.map(lambda v: plain_math(v) if isinstance(v, str) else v))
+
+
+_EMPTY_CELLS = ("", "nan", "None")
+
+
+def _tidy_markdown_tables(text: str) -> str:
+    """``text`` with each pipe table shown as a reader needs it: ``nan`` cells blank and the
+    columns blank in every row left out."""
+    lines, out, block = text.splitlines(), [], []
+
+    def flush():
+        rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in block]
+        if len(rows) >= 2 and len({len(r) for r in rows}) == 1:
+            body = rows[2:]
+            keep = [j for j in range(len(rows[0])) if not body or any(r[j] not in _EMPTY_CELLS for r in body)]
+            rows = [[("" if r[j] in _EMPTY_CELLS[1:] else r[j]) for j in keep] for r in rows]
+            out.extend("| " + " | ".join(r) + " |" for r in rows)
+        else:
+            out.extend(block)
+        block.clear()
+
+    for line in lines:
+        if line.lstrip().startswith("|"):
+            block.append(line)
+            continue
+        if block:
+            flush()
+        out.append(line)
+    if block:
+        flush()
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
 def _render_table(output: Output) -> str:
-    """HTML of a table output: its Markdown (title, note, table and claims), else its CSV."""
+    """HTML of a table output: its Markdown (title, note, table and claims), else its CSV
+    (:func:`_readable`)."""
     if "md" in output.files:
         import mistune
 
-        return mistune.create_markdown(plugins=["table"])(output.files["md"].read_text())
+        text = _tidy_markdown_tables(plain_math(output.files["md"].read_text()))
+        return mistune.create_markdown(plugins=["table"])(text)
     import pandas as pd
 
-    return pd.read_csv(output.files["csv"]).to_html(index=False, border=0, na_rep="")
+    return _readable(pd.read_csv(output.files["csv"])).to_html(index=False, border=0, na_rep="")
+
+
+ANSWER_BEGIN, ANSWER_END = "<!-- answer:begin", "<!-- answer:end -->"
+
+
+def answer_html(readme: Path, out: Path) -> str:
+    """The README's answer block (between its answer markers: what ``python -m dpdl_core
+    answer`` writes) as HTML, its local links and images copied into ``out/answer/`` so that
+    they resolve in the site; ``""`` when the README has no such block."""
+    import mistune
+
+    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    if ANSWER_BEGIN not in text or ANSWER_END not in text:
+        return ""
+    block = text.split(ANSWER_BEGIN, 1)[1].split("-->", 1)[1].split(ANSWER_END, 1)[0]
+    page = mistune.create_markdown(plugins=["table"])(plain_math(block))
+
+    def local(match: re.Match) -> str:
+        attr, ref = match.group(1), html.unescape(match.group(2))
+        path, _, anchor = ref.partition("#")
+        source = readme.parent / path
+        if not path or "//" in ref or ":" in path or not source.is_file():
+            return match.group(0)
+        (out / "answer" / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, out / "answer" / path)
+        return f'{attr}="{html.escape("answer/" + path)}"'  # a copied file: its anchors are not the page's
+
+    return re.sub(r'\b(href|src)="([^"]*)"', local, page)
+
+
+def _decode_anchors(page: str) -> str:
+    """nbconvert's heading ids and their ``#`` links percent-encoded (``%CE%B5`` for ε, ``%E2%80%94``
+    for —) as the characters they stand for: a browser decodes the address of a link before
+    it looks for the element, and finds the encoded id only by luck."""
+    from urllib.parse import unquote
+
+    def decoded(match: re.Match) -> str:
+        attr, hash_, value = match.groups()
+        return f'{attr}="{hash_}{html.escape(unquote(html.unescape(value)), quote=True)}"'
+
+    return re.sub(r'\b(id|href)="(#?)([^"#]*%[0-9A-Fa-f]{2}[^"]*)"',
+                  lambda m: decoded(m) if m.group(1) == "id" or m.group(2) else m.group(0), page)
 
 
 def _output_html(output: Output, notebook_href: str | None, notebook_label: str | None) -> str:
@@ -314,17 +421,24 @@ def _build(profile, figures, executed, sources, out, outputs, shown, ran) -> Pat
 
     index = out / "index.html"
     index.write_text(_index_html(profile, figures, executed, sources, folders, nb_sources, pages, grouped,
-                                 len(outputs) - len(shown)), encoding="utf-8")
+                                 len(outputs) - len(shown), answer_html(sources.parent / "README.md", out)),
+                     encoding="utf-8")
     found = {str(p.relative_to(out)): refs for p in out.rglob("*.html") if (refs := external_references(p.read_text()))}
     if found:
         raise ValueError(f"pages of the report load or link other hosts (it must work offline): {found}")
     return index
 
 
-def _index_html(profile, figures, executed, sources, folders, nb_sources, pages, grouped, hidden) -> str:
-    """The index page: a header, then per folder (overview, then each paper) its outputs and notebooks."""
+def _index_html(profile, figures, executed, sources, folders, nb_sources, pages, grouped, hidden, answer="") -> str:
+    """The index page: a header, the answer (the README's table, when there is one), then per
+    folder (overview, then each paper) its outputs and notebooks."""
     esc = html.escape
     sections, toc = [], []
+    if answer:
+        toc.append('<span><a href="#answer">Does it replicate?</a></span>')
+        sections.append('<section class="answer" id="answer"><h2>Does it replicate?</h2><p class="meta">The answer '
+                        "of the committed paper-scale studies (results/&lt;paper&gt;/), as the README gives it, "
+                        f"whatever the profile of the outputs below.</p>\n{answer}</section>")
     for folder in folders + ([None] if None in grouped else []):
         title = _paper_title(sources / folder) if folder else "Other outputs"
         anchor = f"paper-{folder or 'other'}"

@@ -1,7 +1,9 @@
 """The report site (``make report``): every figure and table by paper with its profile and
 data, offline notebook pages, and a real headless chromium check of a site built here from
 synthesized outputs (``make report-check`` does the same on the smoke outputs of nbval)."""
+import html
 import json
+import re
 import shutil
 import struct
 
@@ -33,7 +35,8 @@ def _executed_notebook(path) -> None:
     """A small 'executed' notebook: a heading, a code cell with text and a PNG output."""
     png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
     nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# Figure 1\n\nSee [the figure](#Figure-1)."),
+        nbformat.v4.new_markdown_cell("# Figure 1\n\nSee [the figure](#Figure-1) and [its accuracy]"
+                                      "(#Accuracy-—-ε-=-0.5).\n\n## Accuracy — ε = 0.5"),
         nbformat.v4.new_code_cell("print('ran')", execution_count=1, outputs=[
             nbformat.v4.new_output("stream", name="stdout", text="ran\n"),
             nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}),
@@ -175,6 +178,49 @@ def test_browser_check_reports_what_a_reader_would_miss(site):
     assert "index.html: anchor not found: #no-such-anchor" in problems
     assert "index.html: refers to another host: https://example.org/logo.png" in problems
     assert "notebooks/" not in problems  # the notebook page is intact
+
+
+def test_site_opens_with_the_readmes_answer(site):
+    page = site.read_text()
+    readme = (pipeline.ROOT / "README.md").read_text()
+    if "<!-- answer:begin" not in readme:
+        pytest.skip("the README has no answer block")
+    first = page.split("<section ", 2)[1]
+    assert first.startswith('class="answer" id="answer"><h2>Does it replicate?</h2>'), first[:200]
+    block = readme.split("<!-- answer:begin", 1)[1].split("<!-- answer:end -->", 1)[0]
+    header = next(line for line in block.splitlines() if line.startswith("| paper |"))
+    for cell in header.strip("| ").split(" | "):  # the same table: its columns, in order
+        assert f"<th>{html.escape(cell)}</th>" in first, cell
+    assert '<a href="#answer">' in page.split("</header>")[0]  # the table of contents leads to it
+    for ref in re.findall(r'href="(answer/[^"#]+)', first):  # local links are copied and resolve
+        assert (site.parent / ref).is_file(), ref
+
+
+def test_claims_tables_are_readable(tmp_path):
+    from dpdl_core.claims import Claim, claims_frame
+    from dpdl_core.site import Output, _render_table, plain_math
+
+    frame = claims_frame([Claim(statement="the bound of Thm 1 holds for $\\zeta > 0$", verdict="holds",
+                                evidence={"bound": 0.5}, tolerance="5%", paper="straggler", id="thm1",
+                                quote="for $\\tau^*$", where="", scope="", rule="r")])
+    path = tmp_path / "straggler_fig02_tradeoffs_claims.csv"
+    frame.to_csv(path, index=False)
+    table = _render_table(Output(path.stem, {"csv": path}, {}))
+    heads = re.findall(r"<th>(.*?)</th>", table)
+    assert heads == ["claim of the paper", "at this scale", "tolerance", "evidence"], heads  # no empty column
+    assert "ζ &gt; 0" in table and "$" not in table and "\\" not in table
+    assert plain_math("$h_{\\text{max}}$ and $\\epsilon \\leq 1$, $5 left") == "h_max and ε ≤ 1, $5 left"
+    md = tmp_path / "dpdl_study_paper_scale_table.md"
+    md.write_text("**Study**\n\n| algorithm | ours (%) | paper (%) | std |\n|---|---|---|---|\n| DPDL | 95.0 | nan | nan |\n"
+                  "| DP-CGA | 97.0 | 90.9 | nan |\n")
+    table = _render_table(Output(md.stem, {"md": md}, {}))
+    assert re.findall(r"<th>(.*?)</th>", table) == ["algorithm", "ours (%)", "paper (%)"] and "nan" not in table
+
+
+def test_notebook_headings_with_dashes_and_greek_letters_have_working_anchors(site):
+    page = (site.parent / "notebooks" / "dpdl" / "fig01_mnist_bipartite.html").read_text()
+    assert 'id="Accuracy-—-ε-=-0.5"' in page and 'href="#Accuracy-—-ε-=-0.5"' in page
+    assert "%CE%B5" not in page
 
 
 def test_accountant_note_gives_every_curves_epsilon_and_says_whether_privacy_is_equal():
