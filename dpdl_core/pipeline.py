@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import sys
 import time
@@ -214,6 +215,23 @@ def _interrupted(notebooks: list[Path], k: int, profile: str, papers: list[str] 
             f"--profile {profile}{paper} --only {' '.join(dict.fromkeys(n.stem for n in left))}")
 
 
+# A cell's write error that every later notebook would meet too: [Errno N] text: 'path'.
+_STORAGE_RE = re.compile(r"\[Errno (28|30|122)\] ([^:\n]+): '([^'\n]+)'")
+
+
+def _stop_on_full_disk(exc, name: str) -> None:
+    """Stop ``make figures`` at a notebook whose cell could not write (a full disk, a read-only
+    file system, a quota; or a run that could not store its result): the other notebooks would
+    fail the same way. Raises OSError (the path and errno of the cell's error) or ValueError (a
+    run kept in its checkpoint: the runner's message, which says what to free); returns otherwise."""
+    if exc.ename == "ResultNotSaved":
+        raise ValueError(f"{exc.evalue} (in notebook {name}; the notebooks after it were not run)")
+    match = _STORAGE_RE.search(str(exc.evalue))
+    if match:
+        code, text, path = match.groups()
+        raise OSError(int(code), text, path)
+
+
 def _failure_lines(exc, executed: Path) -> list[str]:
     """A failed cell in a few lines: where, the error's last lines (they say what to fix), where the rest is."""
     text = f"{exc.ename}: {exc.evalue}".strip().splitlines()
@@ -310,6 +328,7 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
                                                          time.perf_counter() - started)) from None
                 if not isinstance(exc, PapermillExecutionError):
                     raise
+                _stop_on_full_disk(exc, name)
                 report.failed.append(name)
                 stale = set_aside_stale(nb, report.figures, stamp)
                 lines = _failure_lines(exc, executed)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pandas as pd
@@ -179,8 +180,10 @@ def test_ctrl_c_in_figures_prints_one_paragraph_with_the_resume_command(tmp_path
     assert "python -m dpdl_core figures --profile smoke --only a_first b_second c_third" in after.replace("\n", " ")
 
 
-def test_figures_interrupted_by_papermill_names_the_notebooks_left(tmp_path, monkeypatch, capsys):
-    pytest.importorskip("papermill")
+@pytest.fixture
+def notebooks_run(tmp_path, monkeypatch):
+    """``execute_notebooks`` with papermill replaced by ``notebooks_run.then(source, executed)``
+    (no kernel, no plan); ``notebooks_run.calls`` lists the notebooks it was asked to run."""
     import papermill
 
     from dpdl_core import pipeline
@@ -188,19 +191,48 @@ def test_figures_interrupted_by_papermill_names_the_notebooks_left(tmp_path, mon
     monkeypatch.setattr(pipeline, "_check_kernel", lambda kernel: None)
     monkeypatch.setattr(pipeline, "_planned_seconds", lambda *a: None)
     monkeypatch.setenv("DPDL_FIGURES_DIR", str(tmp_path / "figures"))
-    calls = []
+    fake = SimpleNamespace(calls=[], then=None)
 
     def execute(source, executed, **kwargs):
-        calls.append(Path(source).stem)
-        if len(calls) == 2:
+        fake.calls.append(Path(source).stem)
+        fake.then(source, executed)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    real = pipeline.execute_notebooks
+    monkeypatch.setattr(pipeline, "execute_notebooks", lambda profile, kernel, papers=None, only=None: real(
+        profile, kernel, papers=papers, only=only, out_dir=tmp_path / "out"))
+    return fake
+
+
+TWO_FIGURES = ("--profile", "smoke", "--paper", "dpdl", "--only", "fig01_mnist_bipartite", "fig02_mnist_fully_connected")
+
+
+def test_figures_interrupted_by_papermill_names_the_notebooks_left(notebooks_run, capsys):
+    def then(source, executed):
+        if len(notebooks_run.calls) == 2:
             raise KeyboardInterrupt
         Path(executed).write_text("{}")
 
-    monkeypatch.setattr(papermill, "execute_notebook", execute)
-    with pytest.raises(KeyboardInterrupt) as caught:
-        pipeline.execute_notebooks("smoke", "k", papers=["dpdl"], only=["fig01_mnist_bipartite",
-                                                                        "fig02_mnist_fully_connected"],
-                                   out_dir=tmp_path / "out")
-    message = str(caught.value)
-    assert "interrupted in dpdl/fig02_mnist_fully_connected.ipynb (2/2, profile smoke)" in message
-    assert "python -m dpdl_core figures --profile smoke --paper dpdl --only fig02_mnist_fully_connected" in message
+    notebooks_run.then = then
+    code, err = in_process(capsys, "figures", *TWO_FIGURES)
+    assert code == 130 and "Traceback" not in err, err
+    assert "interrupted in dpdl/fig02_mnist_fully_connected.ipynb (2/2, profile smoke)" in err
+    assert "python -m dpdl_core figures --profile smoke --paper dpdl --only fig02_mnist_fully_connected" in err
+
+
+@pytest.mark.parametrize("ename, evalue, expected", [
+    ("OSError", "[Errno 28] No space left on device: '/data/figures/cpu/dpdl_fig01.png'",
+     "error: cannot write /data/figures/cpu/dpdl_fig01.png: No space left on device"),
+    ("ResultNotSaved", "the result of run 0123abcd could not be written to /r/0123abcd.csv.gz: No space left on device",
+     "error: the result of run 0123abcd could not be written to /r/0123abcd.csv.gz"),
+])
+def test_figures_stops_at_a_notebook_that_met_a_full_disk(notebooks_run, capsys, ename, evalue, expected):
+    from papermill.exceptions import PapermillExecutionError
+
+    def then(source, executed):
+        raise PapermillExecutionError(2, 3, "run(...)", ename, evalue, [])
+
+    notebooks_run.then = then
+    code, err = in_process(capsys, "figures", *TWO_FIGURES)
+    assert code == 2 and notebooks_run.calls == ["fig01_mnist_bipartite"], (code, notebooks_run.calls, err)
+    assert err.count("\n") == 1 and err.startswith(expected), err
