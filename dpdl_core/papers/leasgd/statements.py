@@ -15,8 +15,6 @@ from ...statements import Statement
 
 __all__ = ["STATEMENTS"]
 
-_FIG02_RUNS = ("the six stored Figure 2 runs (fig02/mnist/m5/{leasgd,dp_dpsgd}/nonprivate/seed{0,1,2}: test_acc of "
-               "every worker every 100 iterations, vectors_sent every iteration)")
 _NONPRIVATE_TWINS = (
     "LEASGD with the clipping kept and no noise (clip 1, sigma 0) in Table 1's four cells, 1,500 iterations, 3 "
     "seeds: MNIST m = 5 and 15, 3 x (5 + 15) x 1,500 x 0.08 s = 2.0 core-hours; CIFAR-10 m = 5 and 15, "
@@ -46,11 +44,8 @@ STATEMENTS: tuple[Statement, ...] = (
               claims=("fig02.faster_start", "fig02.lower_per_vector", "fig02.saving_30")),
     Statement("s06_moments_accountant_tighter",
               "we use momentum account to quantize the privacy budget which provides a tighter bound of privacy budget "
-              "ϵitalic-ϵ\\epsilon than the classical Strong Composition Theorem [10]", "§1, L47", "privacy", "not_run",
-              needs="no training runs, a computation on the stored Table 1 runs (tab01/*/eps5/seed*): their sigma and "
-                    "local_sizes (run meta) give q = 64/|S_i|; the total epsilon over T = 1,500 steps at delta = 1e-5 "
-                    "by the RDP accountant (stored as epsilon_rdp) against the strong composition theorem of [10] "
-                    "applied to the same subsampled Gaussian steps; seconds on one core. The next claim to declare."),
+              "ϵitalic-ϵ\\epsilon than the classical Strong Composition Theorem [10]", "§1, L47", "privacy", "judged",
+              claims=("intro.moments_accountant",)),
     Statement("s07_convergence_proved", "In addition, the convergence rate of LEASGD is mathematically proved.",
               "§1, L47", "theory", "not_testable",
               why="a proof, not a measurement; it is in a supplement the workshop text does not include, and "
@@ -63,13 +58,8 @@ STATEMENTS: tuple[Statement, ...] = (
                   "The measured counterpart is s01 (fig02.faster_start)"),
     Statement("s09_nonprivate_higher_accuracy_same_communication",
               "Our real testbed experiments show LEASGD achieves higher accuracy than D-PSGD in the non-private "
-              "setting with the same communication cost", "§1, L49", "comparison", "not_run",
-              needs=f"no new runs: decidable from {_FIG02_RUNS}. Computation: per seed, the mean test accuracy over "
-                    "the workers of LEASGD at iteration 2,000 (8 vectors an iteration: 16,000 vectors) against "
-                    "D-PSGD's at iteration 1,600 (10 an iteration: the same 16,000 vectors), both evaluation "
-                    "points, paired over seeds 0-2 (Student's t), tolerance 1 pp as tab01.accuracy. Figure 2 shows "
-                    "only training loss, so the paper's own numbers for it are not printed. The next claim to "
-                    "declare."),
+              "setting with the same communication cost", "§1, L49", "comparison", "judged",
+              claims=("intro.nonprivate_accuracy",)),
     Statement("s10_private_higher_accuracy_less_budget", "and under the private setting with less privacy budget",
               "§1, L49 (Table 1)", "comparison", "judged", claims=("tab01.accuracy", "tab01.less_epsilon")),
     # Privacy scheme (L68, L83)
