@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "LOSS_REL_TOL", "UNCALIBRATED", "calibration", "effect_interval", "effect_note", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
+__all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "LOSS_REL_TOL", "NOT_TESTABLE_EPSILON", "UNCALIBRATED", "calibration", "effect_interval", "effect_note", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
            "claims_frame", "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats",
            "margin_note", "paired_margin", "parts_margin", "spread_z", "table_view", "welch_df"]
 
@@ -48,10 +48,16 @@ KINDS = ("paper", "check", "beyond the paper", "diagnostic")
 # where it does not (the verdict then judges our operating point, not the paper's, and is
 # counted apart); "not reproducible as written" where the paper's stated method does not train
 # at all; "no paper number" where the paper reports curves or words only; "analytic" where the
-# claim is about the paper's formulas, which we evaluate as printed; "" where none applies.
-CALIBRATIONS = ("calibrated", "not calibrated", "not reproducible as written", "no paper number", "analytic", "")
+# claim is about the paper's formulas, which we evaluate as printed; "not testable here" where
+# the setting cannot test the claim (a trend in ε where the accountant says the noise buys no
+# privacy at any of its points); "" where none applies.
+CALIBRATIONS = ("calibrated", "not calibrated", "not reproducible as written", "not testable here",
+                "no paper number", "analytic", "")
 # The calibrations under which a verdict is not a measurement of the paper.
-UNCALIBRATED = ("not calibrated", "not reproducible as written")
+UNCALIBRATED = ("not calibrated", "not reproducible as written", "not testable here")
+# An accountant ε above this bounds nothing an adversary would care about: a trend in ε whose
+# every point is above it is a trend in noise too small to matter, which cannot test the claim.
+NOT_TESTABLE_EPSILON = 100.0
 # Two-sided coverage of the seed-spread band of a margin.
 COVERAGE = 0.95
 # The fewest standard errors a margin counts as noise: the band at many degrees of freedom
@@ -80,7 +86,8 @@ def calibration(label: str, ours: float, paper: float, margin: float, unit: str 
 def worst_calibration(parts: Sequence[tuple[str, str]]) -> tuple[str, str]:
     """One calibration from several (a claim read on several cells): the least calibrated
     state, with the notes of the cells in that state."""
-    order = ["not reproducible as written", "not calibrated", "no paper number", "calibrated", "analytic", ""]
+    order = ["not testable here", "not reproducible as written", "not calibrated", "no paper number", "calibrated",
+             "analytic", ""]
     state = min((p[0] for p in parts), key=order.index, default="")
     return state, "; ".join(dict.fromkeys(note for st, note in parts if st == state and note))
 

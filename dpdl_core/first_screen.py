@@ -26,12 +26,13 @@ __all__ = ["ROW_LIMIT", "SYMBOL", "TALLY", "readme_block", "short", "standing"]
 ROW_LIMIT = 160
 # A claim's standing -> its symbol in the table (the legend under the tally says each).
 SYMBOL = {"holds": "✓", "fails": "✗", "inconclusive": "?", "waiting": "…", "not calibrated": "⊘",
-          "not reproducible as written": "⊘"}
+          "not reproducible as written": "⊘", "not testable here": "⊘"}
 # The tally's columns: standing(s) counted, heading.
 TALLY = (("holds", "✓ holds"), ("fails", "✗ fails"), ("inconclusive", "? undecided"),
-         (UNCALIBRATED, "⊘ not calibrated"), ("waiting", "… waiting for runs"))
+         (UNCALIBRATED, "⊘ not calibrated or testable"), ("waiting", "… waiting for runs"))
 _WORDS = {"holds": "holds", "fails": "fails", "inconclusive": "undecided", "waiting": "waiting for runs",
-          "not calibrated": "not calibrated", "not reproducible as written": "not reproducible as written"}
+          "not calibrated": "not calibrated", "not reproducible as written": "not reproducible as written",
+          "not testable here": "not testable here"}
 _CALIBRATION_CELL = {"calibrated": "yes", "no paper number": "no number", "analytic": "analytic", "": "—"}
 
 
@@ -65,8 +66,8 @@ def standing(rows: pd.DataFrame) -> tuple[str, pd.Series]:
     waiting for runs decides nothing."""
     cal = rows[~rows["calibration"].isin(UNCALIBRATED).to_numpy()]
     if cal.empty:
-        state = "not reproducible as written" if (rows["calibration"] == "not reproducible as written").any() \
-            else "not calibrated"
+        state = next((s for s in ("not testable here", "not reproducible as written")
+                      if (rows["calibration"] == s).all()), "not calibrated")
         return state, rows.iloc[0]
     measured = cal[~_waiting(cal)]
     if measured.empty:
@@ -82,6 +83,8 @@ def _where(where: str) -> str:
 
 
 def _calibration_cell(state: str, note: str, limit: int) -> str:
+    if state == "not testable here":
+        return short("untestable: " + str(note).replace("accountant eps", "eps"), limit)
     if state in UNCALIBRATED:
         return short("no: " + str(note), limit)
     return _CALIBRATION_CELL.get(state, state)
@@ -102,7 +105,8 @@ def _sentence(title: str, counts: dict[str, int], apart: int) -> str:
     operating point, and how many rows of the package's own are counted apart."""
     n = sum(counts.values())
     parts = [f"{counts[k]} {_WORDS[k] if k != 'holds' or counts[k] == 1 else 'hold'}" for k in
-             ("holds", "fails", "inconclusive", "not calibrated", "not reproducible as written", "waiting")
+             ("holds", "fails", "inconclusive", "not calibrated", "not reproducible as written", "not testable here",
+             "waiting")
              if counts.get(k)]
     text = f"**{title}**: {n} claims — {', '.join(parts) or 'none judged'}."
     calibrated = counts.get("holds", 0) + counts.get("fails", 0) + counts.get("inconclusive", 0)
@@ -172,6 +176,6 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFra
                        + f" | {done.get(paper, '—')} | {apart} |")
     legend = ("✓ holds and ✗ fails are read where our run of the paper's own method reproduces the paper's number "
               "(*calibrated*); ? is inside the tolerance plus the seed spread; ⊘ marks a claim with no calibrated "
-              "setting (the gap is in the last column); … waits for runs. ×n: judged in n settings, the row shows "
-              "the one that decides. Every setting, tolerance and number: [docs/answer.md](docs/answer.md).")
+              "setting (the gap is in the last column) or one its setting cannot test; … waits for runs. ×n: "
+              "judged in n settings, the row shows the one that decides. Every setting, tolerance and number: [docs/answer.md](docs/answer.md).")
     return "\n".join([*summary, "", "\n\n".join(sentences), "", legend, "", "\n\n".join(sections)])

@@ -783,8 +783,26 @@ def test_a_claim_reads_its_verdict_only_where_it_is_calibrated():
     assert standing(rows(("fails", "not calibrated", "x"), ("holds", "not calibrated", "x")))[0] == "not calibrated"
     assert standing(rows(("fails", "not reproducible as written", "x")))[0] == "not reproducible as written"
     assert standing(rows(("inconclusive", "calibrated", "not judged: waiting for: s")))[0] == "waiting"
+    assert standing(rows(("inconclusive", "not testable here", "x")))[0] == "not testable here"
+    assert standing(rows(("holds", "not testable here", "x"), ("fails", "not calibrated", "y")))[0] == "not calibrated"
     shown = standing(rows(("holds", "calibrated", "a"), ("fails", "no paper number", "b")))[1]
     assert shown["why"] == "b"
+
+
+def test_a_trend_in_epsilon_is_not_testable_where_every_point_buys_no_privacy():
+    """DPDL's CIFAR-10 "grows with eps" as the study ran it: accountant eps 277, 1,421 and
+    11,609 at nominal 2, 4, 8 — no point buys privacy, so the trend cannot test the claim; one
+    point under the line (18 at nominal 2 on the ring) makes it testable."""
+    from dpdl_core.claims import NOT_TESTABLE_EPSILON
+    from dpdl_core.papers.dpdl.study import _testable
+
+    points = [("bipartite", 2.0), ("bipartite", 4.0), ("bipartite", 8.0)]
+    rows = pd.DataFrame({"_topology": "bipartite", "_epsilon": [2.0, 4.0, 8.0],
+                         "accountant eps": [277.0, 1421.0, 11609.0]})
+    state, note = _testable(rows, points)
+    assert state == "not testable here" and "277–11,609" in note and NOT_TESTABLE_EPSILON < 277
+    assert _testable(rows.assign(**{"accountant eps": [18.0, 1421.0, 11609.0]}), points) == ("", "")
+    assert _testable(rows.iloc[:2], points) == ("", "")  # a point not run: nothing to say
 
 
 def test_the_calibration_rule_on_the_papers_own_numbers():

@@ -473,8 +473,23 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
                         f" ({'/'.join(str(n) for n in seeds)} seeds)",
                 "why": claim.evidence}).calibrated(*worst_calibration(
                     [cal.get((dataset, setting, g, eps), ("no paper number", f"no DPDL run at {_where(dataset, g, eps)}"))
-                     for g, eps in points])))
+                     for g, eps in points] + ([_testable(rows, points)] if rule == "grows_with_epsilon" else []))))
     return out
+
+
+def _testable(rows: pd.DataFrame, points) -> tuple[str, str]:
+    """Whether DPDL's ``rows`` (one per (graph, eps) of :func:`table`) can test a trend in eps
+    at ``points``: not where every point's accountant eps exceeds
+    :data:`~dpdl_core.claims.NOT_TESTABLE_EPSILON` (the noise then buys no privacy at any of
+    them, and a trend in it says nothing of the privacy-accuracy trade-off)."""
+    from ...claims import NOT_TESTABLE_EPSILON
+
+    eps = {(r["_topology"], r["_epsilon"]): r["accountant eps"] for r in rows.to_dict("records")}
+    got = [eps[p] for p in points if p in eps]
+    if len(got) == len(points) and min(got) > NOT_TESTABLE_EPSILON:
+        return ("not testable here", f"accountant eps {min(got):,.0f}–{max(got):,.0f} (nominal {points[0][1]:g}–"
+                f"{points[-1][1]:g}; every point above {NOT_TESTABLE_EPSILON:g})")
+    return "", ""
 
 
 def claims(tab: pd.DataFrame, store=None) -> list:
