@@ -56,7 +56,7 @@ from .seeding import derive_seed, make_rngs
 from .topology import make_topology
 
 __all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "ResultNotSaved", "RunInterrupted", "RunResult",
-           "prepare",
+           "check_before_training", "prepare",
            "read_checkpoint", "run", "run_stack", "sigma_for"]
 
 # A run is marked diverged, and stops, once its mean train loss is not finite or exceeds this
@@ -261,6 +261,34 @@ def _check_batch_fits(config: ExperimentConfig, parts: list[np.ndarray]) -> None
             f"(agent {sizes.index(smallest)} of n_agents={config.n_agents}, {config.dataset} with "
             f"train_samples={config.train_samples}, partition={config.partition!r}); a batch holds distinct samples "
             f"of one agent; allowed: batch_size <= {smallest}, or fewer agents, or more train_samples (null: all)")
+
+
+def check_before_training(configs: list[ExperimentConfig]) -> None:
+    """Refuse, before any of them trains, the configs whose batch cannot fit however the data
+    is split: ``batch_size × n_agents`` above the training samples the run draws from, so
+    some agent holds fewer than a batch (:func:`prepare` checks the actual split of each run
+    when it starts; a sweep calls this first, so that its tenth run does not fail after nine
+    have trained).
+
+    Raises
+    ------
+    ConfigError
+        Naming the first such config and what to change.
+    """
+    from .data.acquisition import DATASETS
+
+    for config in configs:
+        spec = DATASETS.get(config.dataset)
+        if spec is None:
+            continue
+        pool = min(config.train_samples or spec.full_train, spec.full_train)
+        if config.batch_size * config.n_agents > pool:
+            raise ConfigError(
+                f"batch_size={config.batch_size} with n_agents={config.n_agents} needs at least "
+                f"{config.batch_size * config.n_agents:,} training samples, and {config.dataset} with "
+                f"train_samples={config.train_samples} has {pool:,} (about {pool // config.n_agents:,} per agent); "
+                f"a batch holds distinct samples of one agent; allowed: batch_size <= {pool // config.n_agents:,}, "
+                "or fewer agents, or more train_samples (null: all)")
 
 
 def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:

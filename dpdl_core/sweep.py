@@ -95,6 +95,9 @@ def run_sweep(
     chosen = get_executor(executor, workers=workers)
     if not todo:
         return [c.hash for c in configs]
+    from .runner import check_before_training
+
+    check_before_training(todo)  # a batch that cannot fit fails the sweep before its first run
     chosen.prepare(configs)
     bar = Progress(len(todo), f"sweep ({chosen.name}, {len(configs) - len(todo)} of {len(configs)} stored before)",
                    "run", progress=progress)

@@ -35,6 +35,18 @@ def test_a_batch_larger_than_an_agents_data_fails_before_training(tmp_path):
     assert time.perf_counter() - started < 120 and not list(tmp_path.glob("checkpoints/*"))
 
 
+def test_a_sweep_refuses_a_batch_that_cannot_fit_before_its_first_run(tmp_path):
+    from dpdl_core.config import ConfigError
+    from dpdl_core.sweep import run_sweep
+
+    fits = ExperimentConfig.from_dict({**TINY, "rounds": 2})
+    too_big = ExperimentConfig.from_dict({**TINY, "rounds": 2, "batch_size": 150, "seed": 1})
+    with pytest.raises(ConfigError, match=r"batch_size=150 with n_agents=6 needs at least 900 training samples, "
+                                          r"and mnist with train_samples=600 has 600 \(about 100 per agent\)"):
+        run_sweep([fits, too_big], store=ResultStore(tmp_path), workers=1, progress=False)
+    assert not ResultStore(tmp_path).hashes()  # the run that fits did not train first
+
+
 # -- a finished run that cannot be stored -------------------------------------------------
 def test_a_run_whose_result_cannot_be_written_keeps_its_rounds_and_the_rerun_stores_them(tmp_path, monkeypatch,
                                                                                           capsys):
