@@ -5,7 +5,8 @@ Every module beyond the standard library is imported inside the command that nee
 ``--help`` and argument errors answer at once (torch alone takes seconds to import).
 
 Errors: a user error (bad config, missing data, a folder that cannot be written, an
-unknown name) prints one ``error: ...`` line saying what to do and exits with 2; Ctrl-C
+unknown name; a full disk or a read-only file system, naming the file) prints one ``error: ...``
+line saying what to do and exits with 2; Ctrl-C
 exits with 130 saying how to resume; anything else prints one line and exits with 1, as does a
 `study run` that computed nothing because another worker holds every run left. An argument a
 command does not take shows that command's usage (and ``--paper`` for a bare paper name), an

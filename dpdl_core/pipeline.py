@@ -9,7 +9,10 @@ While a notebook runs, the progress lines of its sweeps and runs (runs done of t
 elapsed, ETA: :class:`dpdl_core.progress.Progress`) are relayed, indented, under its
 ``[k/n]`` line. A notebook that fails is reported in a few lines (the error's last lines, which say what to
 fix, and the executed copy to open for the whole traceback); the outputs it did not rewrite
-are moved to ``figures/<profile>/stale/``, out of the report, and the other notebooks run.
+are moved to ``figures/<profile>/stale/``, out of the report, and the other notebooks run;
+a cell that met a full disk or a read-only file system stops them all (one ``error:`` line).
+Ctrl-C ends the command with one paragraph naming the notebook and the command that goes on
+(:func:`_interrupted`); each kernel's own stderr goes to ``<executed notebook>.kernel.log``.
 """
 from __future__ import annotations
 
