@@ -24,6 +24,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import yaml
 
 from . import __version__
+from .strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGIES
 from .validation import check_choice, check_int
 
 __all__ = ["ConfigError", "ExperimentConfig", "apply_overrides", "precheck", "registry_choices"]
@@ -32,12 +33,6 @@ DEVICES = ("cpu", "cuda", "auto")
 # x_0: one model shared by every agent (the papers' Algorithm 1) or one random model per
 # agent (the DPDL authors' released code, which never seeds).
 INITS = ("shared", "per_agent")
-# How the engine evaluates M models on a test set (:class:`dpdl_core.engine.Engine`).
-EVAL_STRATEGIES = ("vmap", "per_model")
-# How the engine computes whole-batch gradients of several models (Engine.batch_gradients).
-BATCH_GRAD_STRATEGIES = ("vmap", "per_model")
-# How it computes per-sample clipped sums (Engine.clipped_sums; vmap: its "auto" kernels).
-PER_SAMPLE_STRATEGIES = ("vmap", "per_model", "bookkeeping")
 # Which evaluations also measure the test set (the validation set is measured at every one).
 TEST_AT = ("every_evaluation", "best_validation")
 # Fields that do not change what a run computes, so they stay out of its hash.

@@ -22,7 +22,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from . import bookkeeping, per_sample
-from .config import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES
+from .strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES
 
 __all__ = ["Engine", "ParamLayout", "gossip", "gaussian_noise", "consensus_distance"]
 

@@ -32,10 +32,10 @@ from pathlib import Path
 import pandas as pd
 
 from .algorithms import get_algorithm
-from .config import (BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGIES, ConfigError,
-                     ExperimentConfig)
+from .config import ConfigError, ExperimentConfig
 from .data.acquisition import SubsetDataError
 from .results import ResultStore
+from .strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGIES
 
 __all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "finish_line",
            "load_study", "run_study", "runs_left", "study_papers", "verify_partials", "verify_store"]

@@ -1,0 +1,14 @@
+"""The engine's execution strategies, by name: how it evaluates, takes whole-batch gradients
+and forms per-sample clipped sums. They change how a result is computed, never what (up to
+float summation order); a config names one of each (:mod:`dpdl_core.config`) and the engine
+runs it (:class:`dpdl_core.engine.Engine`). This module imports nothing, so the command line's
+early config check reads the names without loading torch."""
+
+__all__ = ["BATCH_GRAD_STRATEGIES", "EVAL_STRATEGIES", "PER_SAMPLE_STRATEGIES"]
+
+# How the engine evaluates M models on a test set (Engine.evaluate).
+EVAL_STRATEGIES = ("vmap", "per_model")
+# How the engine computes whole-batch gradients of several models (Engine.batch_gradients).
+BATCH_GRAD_STRATEGIES = ("vmap", "per_model")
+# How it computes per-sample clipped sums (Engine.clipped_sums; vmap: its "auto" kernels).
+PER_SAMPLE_STRATEGIES = ("vmap", "per_model", "bookkeeping")
