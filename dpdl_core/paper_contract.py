@@ -29,6 +29,15 @@ builders                  one function per notebook (in ``figures.py`` / ``resul
                           shows: ``tables`` (named DataFrames), ``figure``, ``text`` (a
                           table's Markdown, a figure's caption or notes).
                           :func:`~dpdl_core.reporting.table_output` makes a table's.
+``study.py`` (optional)   the paper-scale study: ``study() -> Study`` (:mod:`dpdl_core.studies`),
+                          its runs at the paper's scale; ``answer(store=None) -> DataFrame``,
+                          the rows of the README's answer (:func:`dpdl_core.answer.answer_frame`
+                          of its judged claims, each with its evidence ``paper`` / ``ours`` /
+                          ``why`` and its calibration); optionally ``NOT_JUDGED``, ``{claim id:
+                          why the study leaves it out}``.
+``statements.py``         (optional) ``STATEMENTS``: every result statement of the text
+                          (:class:`dpdl_core.statements.Statement`), each judged by claims of
+                          ``SPECS``, not testable, not run or inconsistent.
 ``reference/*.csv``       the paper's own numbers (:func:`dpdl_core.reporting.load_reference`).
 ``README.md``             what goes in, what comes out, the choices where the paper is silent.
 ========================  ===================================================================
@@ -84,6 +93,7 @@ def check_paper(name: str) -> list[str]:
             continue
         if not isinstance(section, dict) or not section.get("description"):
             problems.append(f"profiles.yaml: {profile} has no description")
+    specs = {}
     try:
         specs = importlib.import_module(f"{module.__name__}.claims").SPECS
     except (ImportError, AttributeError) as exc:
@@ -97,6 +107,36 @@ def check_paper(name: str) -> list[str]:
             problems.append(f"reference/{csv.name} is empty")
     if hasattr(module, "configs"):
         problems += _check_configs(name)
+    return problems + _check_study(module.__name__, folder, set(specs) if isinstance(specs, dict) else set())
+
+
+def _check_study(package: str, folder, claim_ids: set[str]) -> list[str]:
+    """What the study half of a paper misses: ``study()`` returning a
+    :class:`~dpdl_core.studies.Study` and a callable ``answer`` where ``study.py`` exists,
+    ``NOT_JUDGED`` naming claims of ``SPECS`` with a reason each, and statements judged by
+    claims of ``SPECS``."""
+    from .statements import STATUSES, Statement
+    from .studies import Study
+
+    problems = []
+    if (folder / "study.py").exists():
+        module = importlib.import_module(f"{package}.study")
+        if not callable(getattr(module, "study", None)) or not isinstance(module.study(), Study):
+            problems.append("study.py: study() must return a Study")
+        if not callable(getattr(module, "answer", None)):
+            problems.append("study.py: answer(store=None) is missing")
+        for key, why in getattr(module, "NOT_JUDGED", {}).items():
+            if key not in claim_ids or not isinstance(why, str) or not why:
+                problems.append(f"study.NOT_JUDGED[{key!r}] must name a claim of SPECS and say why")
+    if (folder / "statements.py").exists():
+        statements = getattr(importlib.import_module(f"{package}.statements"), "STATEMENTS", None)
+        if not isinstance(statements, tuple) or not all(isinstance(st, Statement) for st in statements):
+            problems.append("statements.py: STATEMENTS must be a tuple of Statement")
+        else:
+            for st in statements:
+                unknown = [c for c in st.claims if c not in claim_ids]
+                if st.status not in STATUSES or unknown:
+                    problems.append(f"statements.py: {st.id}: status {st.status!r}, claims not in SPECS: {unknown}")
     return problems
 
 

@@ -39,6 +39,23 @@ def test_every_paper_conforms(paper):
     assert check_paper(paper) == []
 
 
+def test_the_study_half_of_the_contract_is_checked(monkeypatch):
+    """A study that leaves out a claim the paper does not declare, or gives no reason, and a
+    statement judged by an undeclared claim, are reported."""
+    import dataclasses
+
+    from dpdl_core.paper_contract import check_paper
+    from dpdl_core.papers.straggler import statements, study
+
+    monkeypatch.setattr(study, "NOT_JUDGED", {"no_such_claim": "why", "lemma2_p_star": ""})
+    first = statements.STATEMENTS[0]
+    monkeypatch.setattr(statements, "STATEMENTS", (dataclasses.replace(first, claims=("no_such_claim",)),))
+    problems = check_paper("straggler")
+    assert "study.NOT_JUDGED['no_such_claim'] must name a claim of SPECS and say why" in problems
+    assert "study.NOT_JUDGED['lemma2_p_star'] must name a claim of SPECS and say why" in problems
+    assert any(p.startswith(f"statements.py: {first.id}:") and "no_such_claim" in p for p in problems)
+
+
 @pytest.mark.parametrize("paper", ["dpdl", "leasgd", "pdsl"])
 def test_configs_selects_one_group_by_name(paper):
     """``configs(profile, group)``: None gives every group, a name that group alone, another
