@@ -326,8 +326,8 @@ def _json_default(value):
 
 
 TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
-                 "epsilon_audit", "epsilon_audit_informed", "confidence", "m", "rounds", "q", "sigma", "guesses", "correct", "config_hash",
-                 "spec_hash"]
+                 "epsilon_audit", "epsilon_audit_informed", "confidence", "m", "rounds", "seed", "q", "sigma", "guesses",
+                 "correct", "config_hash", "spec_hash"]
 
 
 def audit_table(root: str | Path | None = None) -> pd.DataFrame:
@@ -352,6 +352,7 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
             "confidence": r["audit"]["confidence"],
             "m": r["audit"]["m"],
             "rounds": r["rounds"],
+            "seed": r["config"]["seed"],
             "q": r["q"],
             "sigma": r["sigma"],
             "guesses": r["audit"]["guesses"],
