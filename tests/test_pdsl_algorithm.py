@@ -216,3 +216,41 @@ def test_stacked_evaluator_equals_engine(model, dataset, shape):
     assert tiny.images_per_pass(5) == 1
     torch.testing.assert_close(tiny(X[:2]), ref[:2])
     torch.testing.assert_close(tiny(X), ref)
+
+
+def test_the_weighted_average_reading_of_eq_20_sums_to_one_and_the_printed_one_to_n():
+    """Eq (20) as printed divides each share by omega (uniform omega = 1/n: the weights sum to
+    n); the "weighted average" reading keeps the shares (they sum to 1). Both keep the order
+    of the Shapley values."""
+    from dpdl_core.papers.pdsl.shapley import shapley_weights
+
+    phi_hat = torch.tensor([0.0, 0.5, 1.0, 0.2, 0.8], dtype=torch.float64)
+    owner = torch.tensor([0, 0, 0, 1, 1])
+    omega = torch.tensor([1 / 3, 1 / 3, 1 / 3, 1 / 2, 1 / 2], dtype=torch.float64)
+    printed = shapley_weights(phi_hat, omega, owner, 2)
+    average = shapley_weights(phi_hat, omega, owner, 2, weighting="average")
+    sums = lambda w: torch.zeros(2, dtype=w.dtype).index_add_(0, owner, w)  # noqa: E731 - a test's shorthand
+    assert torch.allclose(sums(printed), torch.tensor([3.0, 2.0], dtype=torch.float64))
+    assert torch.allclose(sums(average), torch.ones(2, dtype=torch.float64))
+    assert torch.allclose(printed, average / omega)
+    with pytest.raises(ValueError, match="weighting='sum' is not known"):
+        shapley_weights(phi_hat, omega, owner, 2, weighting="sum")
+
+
+def test_the_default_weighting_leaves_the_stored_runs_hashes_alone():
+    """The option came after PDSL's runs were stored: at its default it is not hashed."""
+    base = preset("mnist", algorithm="pdsl")
+    assert base.replace(algo={**base.algo, "weighting": "omega"}).hash == base.hash
+    assert base.replace(algo={**base.algo, "weighting": "average"}).hash != base.hash
+
+
+def test_the_code_base_sigma_convention():
+    """The group's add_dp helper: std 2 * 4.2 * C / (8 B eps); about 2,300 times less noise
+    than the per-message sigma_b at MNIST's eps 0.3, C 2, B 250."""
+    from dpdl_core.papers.pdsl.privacy import code_base_multiplier
+
+    assert code_base_multiplier(0.3, 250) == pytest.approx(8.4 / (8 * 250 * 0.3))
+    ratio = per_message_sigma(0.3, 1e-5, 2.0) / (2.0 * code_base_multiplier(0.3, 250))
+    assert 2200 < ratio < 2400
+    with pytest.raises(ValueError, match="epsilon"):
+        code_base_multiplier(0.0, 250)

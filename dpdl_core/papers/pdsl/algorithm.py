@@ -41,7 +41,7 @@ import torch
 from ...algorithms import Algorithm, register
 from ...validation import check_choice, check_int
 from .evaluation import StackedEvaluator
-from .shapley import ShapleyConfig, min_max_normalise, shapley_round, shapley_weights
+from .shapley import WEIGHTINGS, ShapleyConfig, min_max_normalise, shapley_round, shapley_weights
 
 __all__ = ["CLIPPINGS", "PDSL", "PDSLParams", "VALUE_STRATEGIES"]
 
@@ -69,6 +69,10 @@ class PDSLParams:
         Share floor f of eq (20): s = (1 − f)·φ̂/Σφ̂ + f/n. 0 is eq (20) exactly (the worst
         player of every game gets weight 0, and Theorem 1's σ is infinite); the spec's ½
         bounds φ̂_min by 1/(2n).
+    weighting : {"omega", "average"}
+        Eq (20) as printed, π = s/ω (Σ_j π_ij = n for uniform ω), or π = s (Σ_j π_ij = 1,
+        eq (21) as "a weighted average", as the text calls it):
+        :func:`~.shapley.shapley_weights`.
     eval_batch : int
         Validation images per forward pass (memory: about chunk × eval_batch × the largest
         activation of one image).
@@ -89,6 +93,7 @@ class PDSLParams:
     mc_sampling: str = "stratified"
     empty: str = "previous"
     floor: float = 0.0
+    weighting: str = "omega"
     chunk: int = 32
     eval_batch: int = 500
     value_strategy: str = "stacked"
@@ -96,6 +101,7 @@ class PDSLParams:
     def __post_init__(self):
         check_choice(self, "clipping", CLIPPINGS)
         check_choice(self, "value_strategy", VALUE_STRATEGIES)
+        check_choice(self, "weighting", WEIGHTINGS)
         ShapleyConfig(**self._shapley_fields())  # validates those fields, naming the bad one
         if not 0.0 <= self.floor <= 1.0:
             raise ValueError(f"floor={self.floor!r} must be in [0, 1]")
@@ -127,7 +133,7 @@ class PDSL(Algorithm):
     Params = PDSLParams
     stackable = True
     execution_options = {"value_strategy": VALUE_STRATEGIES}
-    hashed_unless = {"value_strategy": "stacked"}
+    hashed_unless = {"value_strategy": "stacked", "weighting": "omega"}
 
     def __init__(self, params: PDSLParams, ctx):
         super().__init__(params, ctx)
@@ -213,7 +219,7 @@ class PDSL(Algorithm):
             evaluations.append(res.evaluations)
         # Eqs (19)-(20) in float64: ties are differences below 1e-12.
         phi_hat, tied = min_max_normalise(torch.cat(phi).to(X.device), i, N)
-        pi = shapley_weights(phi_hat, w, i, N, floor=self.params.floor).to(X.dtype)
+        pi = shapley_weights(phi_hat, w, i, N, floor=self.params.floor, weighting=self.params.weighting).to(X.dtype)
         # Eqs (21)-(25).
         g_bar = torch.zeros_like(X).index_add_(0, i, pi.unsqueeze(1) * msgs)
         u_hat = ctx.momentum * U + g_bar

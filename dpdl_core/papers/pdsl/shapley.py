@@ -383,13 +383,21 @@ def min_max_normalise(phi: torch.Tensor, owner: torch.Tensor, N: int) -> tuple[t
     return phi_hat, tied
 
 
-def shapley_weights(phi_hat: torch.Tensor, omega: torch.Tensor, owner: torch.Tensor, N: int, floor: float = 0.0) -> torch.Tensor:
+# Eq (20)'s normalisation: "omega" divides the share by ω_ij as printed (Σ_j π_ij = n for
+# uniform ω); "average" keeps the share (Σ_j π_ij = 1), eq (21) read as "a weighted average".
+WEIGHTINGS = ("omega", "average")
+
+
+def shapley_weights(phi_hat: torch.Tensor, omega: torch.Tensor, owner: torch.Tensor, N: int, floor: float = 0.0,
+                    weighting: str = "omega") -> torch.Tensor:
     """Eq (20): π_{i,j} = s_{i,j}/ω_{i,j} with the share s = φ̂_{i,j}/Σ_k φ̂_{i,k}.
 
     Dividing by ω makes Σ_j ω_{i,j}π_{i,j} = Σ_j s_{i,j} = 1, so with uniform ω = 1/n the
     weights sum to n (spec §1.7). ``floor`` f mixes in the uniform share,
     s = (1 − f)·φ̂/Σφ̂ + f/n, so no share falls below f/n (eq 19 alone always gives the worst
-    player 0, which makes Theorem 1's σ infinite); f = 0 is eq (20) exactly.
+    player 0, which makes Theorem 1's σ infinite); f = 0 is eq (20) exactly. ``weighting``
+    "average" returns the share itself (Σ_j π_ij = 1): the text calls eq (21) "a weighted
+    average", which eq (20)'s division by ω contradicts for uniform ω.
 
     Parameters
     ----------
@@ -405,4 +413,6 @@ def shapley_weights(phi_hat: torch.Tensor, omega: torch.Tensor, owner: torch.Ten
     total = torch.zeros(N, dtype=phi_hat.dtype, device=phi_hat.device).index_add_(0, owner, phi_hat)
     n = torch.bincount(owner, minlength=N).to(phi_hat.dtype)
     share = (1.0 - floor) * phi_hat / total[owner] + floor / n[owner]
-    return share / omega.to(phi_hat.dtype)
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weighting={weighting!r} is not known; allowed values: {list(WEIGHTINGS)}")
+    return share if weighting == "average" else share / omega.to(phi_hat.dtype)
