@@ -29,10 +29,11 @@ k models that read one batch:
    convolution's Σ_u f_u G_u from the kept per-unit gradients, a linear layer's as one
    weighted GEMM (f·g)ᵀa over the whole batch.
 
-The batch runs in chunks of whole units (every step but the linear layers' weighted GEMM is
-per sample): a few MiB per array, so that the arrays stay in the cache and in the
-allocator's heap rather than being mapped and page-faulted afresh on every call, which on
-the CPU cost as much as the arithmetic.
+On the CPU the batch runs in chunks of whole units (every step but the linear layers'
+weighted GEMM is per sample) of a few MiB per array, and the first layer's arrays are kept
+from call to call, so that the arrays stay in the cache and in the allocator's heap rather
+than being mapped and page-faulted afresh on every call, which cost as much as the
+arithmetic. On a GPU the batch runs in one piece.
 
 Dropout draws one mask per (model, sample) from the generator it is given (the authors'
 code runs every gradient pass, cross-gradients included, in training mode), so the
@@ -319,7 +320,8 @@ def _conv_unit_grads(a, g, layer, k, U, form):
     unit, Co = B // U, g.shape[4]
     q = layer.kernel_size[0] * layer.kernel_size[1] * C
     L = g.shape[2] * g.shape[3]
-    step = max(1, _CHUNK_BYTES // (L * q * unit * g.element_size()))  # units whose patches fit the budget
+    # units whose patches fit the budget (on the CPU; at once on a GPU)
+    step = k * U if g.device.type != "cpu" else max(1, _CHUNK_BYTES // (L * q * unit * g.element_size()))
     if step >= k * U:  # every model's patches at once
         cols = _im2col(a.view(-1, H, W, C), layer.kernel_size, layer.padding).view(k * U, unit * L, q)
         gw = torch.bmm(cols.transpose(1, 2), g.reshape(k * U, unit * L, Co)).view(k, U, q, Co)
@@ -390,7 +392,8 @@ def clipped_sums(steps: tuple[Step, ...], params: dict[str, torch.Tensor], xb: t
     """
     B = yb.shape[0]
     k = next(iter(params.values())).shape[0]
-    step = max(1, _samples_per_chunk(steps, tuple(xb.shape[1:]), k, xb.element_size()) // unit) * unit
+    step = B if xb.device.type != "cpu" else \
+        max(1, _samples_per_chunk(steps, tuple(xb.shape[1:]), k, xb.element_size()) // unit) * unit
     chunks = [_chunk_sums(steps, params, xb[s:s + step], yb[s:s + step], clip, unit, [m[:, s:s + step] for m in masks])
               for s in range(0, B, step)]  # chunks of whole units: their arrays stay in the allocator's cache
     flat = []
