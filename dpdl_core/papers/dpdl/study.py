@@ -698,8 +698,9 @@ def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
 
 def _attack_calibration(rows: pd.DataFrame, nd: str, dp: str) -> tuple[str, str]:
     """An attack cell is calibrated when our attack's MSE, undefended and against DPDL, is
-    the paper's within the claim's MSE tolerance plus 2 SE over the attacked images (MSE is
-    the one metric whose scale does not depend on how an image is normalised)."""
+    the paper's within the claim's MSE tolerance plus 2 SE over the attacked images. MSE is
+    read in the normalised input space, the only one where the paper's values above 1 can
+    arise (docs/attacks.md, "Metrics"); the PSNR's peak is one the paper does not state."""
     from ...claims import SPREAD_Z, calibration, worst_calibration
     from .claims import ATTACK_TOL
 
