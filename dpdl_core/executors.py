@@ -173,10 +173,10 @@ def execute(cfg_dicts: list[dict], threads: int) -> list:
 
 
 def _store_result(store: ResultStore, cfg: ExperimentConfig, result) -> None:
-    """Store a task's result as :func:`~dpdl_core.runner.run` would: under the run's claim,
+    """Store a task's result as :func:`~dpdl_core.runner.run` would: under the run's lease,
     logged in the store's journal, and not at all when another sweep on the same folder
     stored the run meanwhile."""
-    with store.claim(cfg.hash):
+    with store.lease(cfg.hash):
         if store.has(cfg.hash):
             return
         store.save(cfg.hash, cfg.to_dict(), result.history, result.meta)

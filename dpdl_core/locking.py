@@ -1,12 +1,12 @@
-"""Per-run claims: an exclusive ``flock`` on a lock file, so one process computes a run.
+"""Per-run leases: an exclusive ``flock`` on a lock file, so one process computes a run.
 
 Why ``flock``: the kernel drops the lock when its holder dies (even by SIGKILL), so a
-killed sweep never leaves a claim that blocks the next one; there is no stale-lock
+killed sweep never leaves a lease that blocks the next one; there is no stale-lock
 timeout to guess. The lock file is removed on release; a waiter that wakes up holding
 the lock of a file that was removed meanwhile retries on the new file (checked by inode),
-so removal never lets two processes hold the same claim.
+so removal never lets two processes hold the same lease.
 
-Claims are re-entrant within one thread (the store's corruption check takes the claim of
+Leases are re-entrant within one thread (the store's corruption check takes the lease of
 a run that :func:`dpdl_core.runner.run` may already hold) and exclusive between threads
 and processes. ``flock`` needs a local file system or one that supports it (NFSv4 does);
 this module is POSIX-only, like the rest of the multi-process machinery.
@@ -21,26 +21,26 @@ import threading
 import warnings
 from pathlib import Path
 
-__all__ = ["Claim", "ClaimWaitWarning"]
+__all__ = ["Lease", "LeaseWaitWarning"]
 
-# (lock path, thread id) -> [fd, depth]: claims this process holds, for re-entrancy.
+# (lock path, thread id) -> [fd, depth]: leases this process holds, for re-entrancy.
 _HELD: dict[tuple[str, int], list[int]] = {}
 _HELD_GUARD = threading.Lock()
 
 
-class ClaimWaitWarning(UserWarning):
-    """A run is claimed by another process; this one waits for it."""
+class LeaseWaitWarning(UserWarning):
+    """A run is leased by another process; this one waits for it."""
 
 
-class Claim:
-    """Exclusive claim on a lock file, usable as a context manager.
+class Lease:
+    """Exclusive lease on a lock file, usable as a context manager.
 
     Parameters
     ----------
     path : path
-        The lock file (created when the claim is taken, removed when it is released).
+        The lock file (created when the lease is taken, removed when it is released).
     what : str
-        Names the claimed thing in the message printed while waiting.
+        Names the leased thing in the message printed while waiting.
     """
 
     def __init__(self, path: str | Path, what: str = "run"):
@@ -49,7 +49,7 @@ class Claim:
         self._key = (os.fspath(self.path), threading.get_ident())
 
     def acquire(self, blocking: bool = True) -> bool:
-        """Take the claim; wait for its holder when ``blocking``, else return False if held."""
+        """Take the lease; wait for its holder when ``blocking``, else return False if held."""
         with _HELD_GUARD:
             held = _HELD.get(self._key)
             if held is not None:
@@ -70,7 +70,7 @@ class Claim:
                         return False
                     if not warned:
                         warnings.warn(f"{self.what} is being computed by {self._holder(fd)}; waiting for it "
-                                      f"(lock {self.path})", ClaimWaitWarning, stacklevel=3)
+                                      f"(lock {self.path})", LeaseWaitWarning, stacklevel=3)
                         warned = True
                     fcntl.flock(fd, fcntl.LOCK_EX)
                 # The holder we waited for removes the file on release: our lock is then on
@@ -92,7 +92,7 @@ class Claim:
         return True
 
     def release(self) -> None:
-        """Drop one level of the claim; the last one removes the lock file and unlocks it."""
+        """Drop one level of the lease; the last one removes the lock file and unlocks it."""
         with _HELD_GUARD:
             held = _HELD[self._key]
             held[1] -= 1
@@ -108,7 +108,7 @@ class Claim:
         text = os.pread(fd, 200, 0).decode(errors="replace").strip()
         return text or "another process"
 
-    def __enter__(self) -> Claim:
+    def __enter__(self) -> Lease:
         self.acquire()
         return self
 

@@ -32,7 +32,7 @@ accepted rather than recomputed because a stored run's hash already pins its con
 package version, and recomputing every earlier result would cost hours for no gain in
 the common case; re-save one (``run(config, force=True)``) to give it a checksum.
 
-Each run also has a claim (:meth:`ResultStore.claim`, an ``flock`` in ``locks/``) that
+Each run also has a lease (:meth:`ResultStore.lease`, an ``flock`` in ``locks/``) that
 :func:`dpdl_core.runner.run` holds while it computes and stores the run, so two sweeps on
 one folder never compute or write a run twice, and an append-only ``journal.jsonl`` of
 what each process computed, stored or found corrupt.
@@ -54,7 +54,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .locking import Claim
+from .locking import Lease
 
 __all__ = ["CorruptResultError", "CorruptResultWarning", "ResultStore", "default_results_dir"]
 
@@ -172,9 +172,9 @@ class ResultStore:
         """Where :func:`dpdl_core.runner.run` keeps the run's resumable checkpoint."""
         return self.checkpoint_dir / f"{run_hash}.pt"
 
-    def claim(self, run_hash: str) -> Claim:
-        """The run's exclusive claim: hold it to compute, store or move aside the run."""
-        return Claim(self.root / "locks" / f"{run_hash}.lock", what=f"run {run_hash} in {self.root}")
+    def lease(self, run_hash: str) -> Lease:
+        """The run's exclusive lease: hold it to compute, store or move aside the run."""
+        return Lease(self.root / "locks" / f"{run_hash}.lock", what=f"run {run_hash} in {self.root}")
 
     # -- writing --------------------------------------------------------------------------
     def _writable(self) -> None:
@@ -200,7 +200,7 @@ class ResultStore:
         return path
 
     def remove_temp_files(self, run_hash: str) -> None:
-        """Delete temp files a killed writer of this run left; call while holding its claim."""
+        """Delete temp files a killed writer of this run left; call while holding its lease."""
         ckpt = self.checkpoint_path(run_hash)
         for folder, name in ((self.root, self.path(run_hash).name), (ckpt.parent, ckpt.name)):
             for tmp in folder.glob(f".{name}.*.tmp"):
@@ -297,16 +297,16 @@ class ResultStore:
     def _quarantine(self, run_hash: str, version: tuple, reason: str) -> str:
         """Rename a failed file to ``*.corrupt`` unless it changed since it was read; warn."""
         path = self.path(run_hash)
-        claim = self.claim(run_hash)
+        lease = self.lease(run_hash)
         try:
-            if not claim.acquire(blocking=False):
-                # Its claimant is recomputing the run and will replace the file.
-                outcome = "left in place: another process holds the run's claim and is rewriting it"
+            if not lease.acquire(blocking=False):
+                # Its leaseholder is recomputing the run and will replace the file.
+                outcome = "left in place: another process holds the run's lease and is rewriting it"
             else:
                 try:
                     outcome = self._move_aside(run_hash, version, reason)
                 finally:
-                    claim.release()
+                    lease.release()
         except OSError as exc:  # a read-only store: reading must still work, and skip the file
             outcome = f"left in place, could not be moved aside ({exc})"
         _VERIFIED.pop(os.fspath(path), None)

@@ -7,9 +7,9 @@ written every ``checkpoint_every`` rounds, atomically (temp file + rename: a kil
 the write leaves the previous checkpoint); a rerun of the same config continues from it,
 so an interrupted run loses at most those rounds and duplicates none.
 
-Concurrency: a run that saves holds its claim in the store (:meth:`ResultStore.claim`, an
+Concurrency: a run that saves holds its lease in the store (:meth:`ResultStore.lease`, an
 ``flock`` the kernel releases if the process dies) from before it looks for a checkpoint
-until its result is stored. A second process asking for the same run waits for the claim,
+until its result is stored. A second process asking for the same run waits for the lease,
 then finds the result stored and loads it, so two sweeps on one folder compute each run
 once. Each computation and store is logged to the store's ``journal.jsonl``.
 
@@ -421,16 +421,16 @@ def _stored(store: ResultStore, run_hash: str) -> tuple[dict, pd.DataFrame] | No
 
 def _tidy_finished(store: ResultStore, run_hash: str) -> None:
     """Remove what a process killed after storing the run but before cleaning up left
-    behind (its checkpoint, lock file, temp files), unless someone holds the run's claim."""
-    claim = store.claim(run_hash)
-    if not (store.checkpoint_path(run_hash).exists() or claim.path.exists()):
+    behind (its checkpoint, lock file, temp files), unless someone holds the run's lease."""
+    lease = store.lease(run_hash)
+    if not (store.checkpoint_path(run_hash).exists() or lease.path.exists()):
         return
-    if claim.acquire(blocking=False):
+    if lease.acquire(blocking=False):
         try:
             store.checkpoint_path(run_hash).unlink(missing_ok=True)
             store.remove_temp_files(run_hash)
         finally:
-            claim.release()
+            lease.release()
 
 
 def _check_config(config) -> None:
@@ -459,7 +459,7 @@ def run(
     force : bool
         Recompute even if stored.
     save : bool
-        Write the result (and checkpoints) to the store, holding the run's claim meanwhile.
+        Write the result (and checkpoints) to the store, holding the run's lease meanwhile.
     """
     _check_config(config)
     return run_stack([config], store=store, progress=progress, force=force, save=save)[0]
@@ -488,11 +488,11 @@ def run_stack(
         found = {c.hash: s for c in configs if (s := _stored(store, c.hash)) is not None}
     todo = [c for c in {c.hash: c for c in configs}.values() if c.hash not in found]
     if todo and save:
-        with contextlib.ExitStack() as claims:
-            # One global order of claims, so two stacks sharing runs cannot deadlock.
+        with contextlib.ExitStack() as leases:
+            # One global order of leases, so two stacks sharing runs cannot deadlock.
             for c in sorted(todo, key=lambda c: c.hash):
-                claims.enter_context(store.claim(c.hash))
-            # Whoever held a claim before us may have stored the run meanwhile.
+                leases.enter_context(store.lease(c.hash))
+            # Whoever held a lease before us may have stored the run meanwhile.
             if not force:
                 found.update({c.hash: s for c in todo if (s := _stored(store, c.hash)) is not None})
             todo = [c for c in todo if c.hash not in found]

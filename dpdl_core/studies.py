@@ -441,7 +441,7 @@ def run_study(
         # Another worker (a second `study run` on the other core) may be on this run (as any
         # of its twins), or have stored it since the list was made: go on to the next
         # instead of waiting for it.
-        if r.found(store) is not None or any(_claimed(store, h) for h in r.hashes()):
+        if r.found(store) is not None or any(_leased(store, h) for h in r.hashes()):
             log(f"[study {i}/{len(todo)}] skipped {s.paper}:{r.key} ({work.hash}): another worker has it")
             continue
         log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({work.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "
@@ -508,11 +508,11 @@ def finish_line(studies: Iterable[Study], computed: int, left: list[str], *, key
             f"{', '.join(left)} (`python -m dpdl_core study plan` shows how far it got)")
 
 
-def _claimed(store: ResultStore, run_hash: str) -> bool:
-    """Whether another process holds the run's claim (it is computing the run)."""
-    claim = store.claim(run_hash)
-    if claim.acquire(blocking=False):
-        claim.release()
+def _leased(store: ResultStore, run_hash: str) -> bool:
+    """Whether another process holds the run's lease (it is computing the run)."""
+    lease = store.lease(run_hash)
+    if lease.acquire(blocking=False):
+        lease.release()
         return False
     return True
 
@@ -534,12 +534,12 @@ def _ctrl_c_stops():
 
 
 def _compute_job(job: Job, store: ResultStore) -> None:
-    """Compute and store ``job`` under its claim (another process may be on it)."""
+    """Compute and store ``job`` under its lease (another process may be on it)."""
     from .provenance import provenance
 
     made_by, t0 = provenance(), time.perf_counter()
     partial = store.checkpoint_path(job.hash).with_suffix("")  # a folder beside the runs' checkpoints
-    with store.claim(job.hash):
+    with store.lease(job.hash):
         if store.has(job.hash):
             return
         with _ctrl_c_stops():

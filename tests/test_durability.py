@@ -2,7 +2,7 @@
 
 Damaged result files (truncated, edited, not gzip, another run's) are caught by every
 reader, moved aside and recomputed; legacy files without a checksum are still read; run
-claims are exclusive, re-entrant and die with their holder; checkpoints of another
+leases are exclusive, re-entrant and die with their holder; checkpoints of another
 version or config are refused. The slow tests use real processes: sweeps killed with
 SIGKILL (first while a run has a checkpoint, then at seeded random moments) and rerun,
 and two sweeps on one folder at once; both
@@ -30,7 +30,7 @@ from guarantees import record
 from dpdl_core import __version__
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.executors import LocalExecutor
-from dpdl_core.locking import Claim
+from dpdl_core.locking import Lease
 from dpdl_core.papers.dpdl.algorithm import DPDL
 from dpdl_core.results import CorruptResultError, CorruptResultWarning, ResultStore
 from dpdl_core.runner import CheckpointRefusedWarning, run
@@ -192,26 +192,26 @@ def test_a_newer_format_is_refused_but_left_in_place(store):
     assert store.path(h).exists()
 
 
-def test_temp_files_are_invisible_and_cleared_by_the_claimant(store):
+def test_temp_files_are_invisible_and_cleared_by_the_leaseholder(store):
     h = _saved(store)
     stale = [store.root / f".{h}.csv.gz.x1.tmp", store.checkpoint_path(h).parent / f".{h}.pt.x2.tmp"]
     for p in stale:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(b"half")
     assert store.hashes() == [h]
-    with store.claim(h):
+    with store.lease(h):
         store.remove_temp_files(h)
     assert not any(p.exists() for p in stale)
 
 
-@pytest.mark.filterwarnings("ignore::dpdl_core.locking.ClaimWaitWarning")  # the waiter's, by design
-def test_claim_is_exclusive_between_threads_and_reentrant_within_one(tmp_path):
+@pytest.mark.filterwarnings("ignore::dpdl_core.locking.LeaseWaitWarning")  # the waiter's, by design
+def test_lease_is_exclusive_between_threads_and_reentrant_within_one(tmp_path):
     path = tmp_path / "locks" / "x.lock"
-    outer, inner = Claim(path), Claim(path)
+    outer, inner = Lease(path), Lease(path)
     assert outer.acquire(blocking=False) and inner.acquire(blocking=False)  # same thread: re-entrant
 
     def other(result):
-        result.append(Claim(path).acquire(blocking=False))
+        result.append(Lease(path).acquire(blocking=False))
 
     seen: list = []
     thread = threading.Thread(target=other, args=(seen,))
@@ -226,10 +226,10 @@ def test_claim_is_exclusive_between_threads_and_reentrant_within_one(tmp_path):
     got = threading.Event()
 
     def waiter():
-        with Claim(path):
+        with Lease(path):
             got.set()
 
-    with Claim(path):
+    with Lease(path):
         thread = threading.Thread(target=waiter)
         thread.start()
         time.sleep(0.2)
@@ -238,7 +238,7 @@ def test_claim_is_exclusive_between_threads_and_reentrant_within_one(tmp_path):
     assert got.is_set() and not path.exists()
 
 
-def test_claim_of_a_killed_process_does_not_block(tmp_path):
+def test_lease_of_a_killed_process_does_not_block(tmp_path):
     path = tmp_path / "x.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
@@ -247,13 +247,13 @@ def test_claim_of_a_killed_process_does_not_block(tmp_path):
     )
     try:
         assert holder.stdout.readline() == b"held\n"
-        assert not Claim(path).acquire(blocking=False)
+        assert not Lease(path).acquire(blocking=False)
     finally:
         holder.kill()
         holder.wait()
-    claim = Claim(path)
-    assert claim.acquire(blocking=False)
-    claim.release()
+    lease = Lease(path)
+    assert lease.acquire(blocking=False)
+    lease.release()
 
 
 # -- runs -------------------------------------------------------------------------------

@@ -364,7 +364,7 @@ def test_a_second_worker_skips_the_run_another_one_is_computing(tmp_path, monkey
     held, done = threading.Event(), threading.Event()
 
     def other_worker():  # another thread stands in for another process: the claim is an flock
-        with store.claim(busy.hash):
+        with store.lease(busy.hash):
             held.set()
             done.wait(60)
 
@@ -414,7 +414,7 @@ def test_study_run_exits_1_when_another_worker_holds_every_run_left(tmp_path, mo
     held, done = threading.Event(), threading.Event()
 
     def other_worker():
-        with st.store().claim(busy.hash):
+        with st.store().lease(busy.hash):
             held.set()
             done.wait(60)
 
