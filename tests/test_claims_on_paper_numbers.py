@@ -54,6 +54,8 @@ PINNED_SCOPES = {
         "tab01.grows_with_epsilon": {**FC, "label": ("PDSL",)},
         "tab01.stable_in_m": FC,
         "tab02.best": {},
+        # the text's statements judged on named cells (TEXT_SPECS): no table scope
+        **{i: {} for i in pdsl_claims.TEXT_SPECS},
     },
     "dpdl": {
         "tab01.best": {}, "tab01.grows_with_epsilon": DPDL_ONLY, "tab01.denser_is_better": DPDL_ONLY,

@@ -34,7 +34,6 @@ __all__ = ["STATEMENTS"]
 _CONVERGED = ("its convergence round (the first round after which its mean training loss stays within 5% of its "
               "final loss, the mean of the last logged rounds as the lower_loss claims read it; none for a run that "
               "diverged)")
-_STORED = "no new runs: decidable from the stored runs "
 _GPU = "affordable on a GPU"
 _PROOFS_ELSEWHERE = ("§V's proofs are in an online supplement [39] the text does not include")
 
@@ -82,10 +81,8 @@ STATEMENTS: tuple[Statement, ...] = (
                   "rate, and condition (31) excludes §VI's step sizes (s06)"),
     Statement("s08_stronger_noise_slower_convergence",
               "When ’stronger’ Gaussian noise is adopted for higher differential privacy preservation, we have to be "
-              "content with slower convergence.", "§V-B, L312", "trend", "not_run",
-              needs=_STORED + "of PDSL at MNIST, fully connected, M = 10, eps 0.08, 0.1 and 0.3 (mnist/fc10/eps"
-                    "{0.08,0.1,0.3}/Q500/PDSL, one seed each): per run " + _CONVERGED + "; the statement holds "
-                    "where the round does not fall as eps falls. The next claim to declare"),
+              "content with slower convergence.", "§V-B, L312", "trend", "judged",
+              claims=("text.slower_at_stronger_noise",)),
     Statement("s09_linear_speedup",
               "it is revealed that our PDSL algorithm has a linear speedup (with respect to TT)", "§V-B, L312",
               "theory", "not_testable",
@@ -99,54 +96,39 @@ STATEMENTS: tuple[Statement, ...] = (
     # §VI-C1, MNIST (Figures 1-3, Table I)
     Statement("s11_fig1_faster_convergence",
               "our PDSL algorithm exhibits a faster convergence rate than the other four reference algorithms across "
-              "the different privacy budgets", "§VI-C1, L342 (Figure 1)", "convergence", "not_run",
-              needs=_STORED + "at eps 0.3 (mnist/fc10/eps0.3/Q500/* and mnist/fc20/eps0.3/Q500/*, all five "
-                    "algorithms): per run " + _CONVERGED + ", PDSL's round below each baseline's. Figure 1's other "
-                    "panels: the four baselines at fully connected M = 10, eps 0.08 and 0.1 (PDSL is stored) and "
-                    "both cells at M = 20: 35.3 core-hours, " + _GPU),
+              "the different privacy budgets", "§VI-C1, L342 (Figure 1)", "convergence", "judged",
+              claims=("fig01.faster_convergence",)),
     Statement("s12_fig1_min_loss_80_rounds",
               "our PDSL algorithm can reach its minimum loss value after about 8080 rounds",
-              "§VI-C1, L342 (Figure 1)", "convergence", "not_run",
-              needs=_STORED + "of PDSL at fully connected M = 10, eps 0.08, 0.1, 0.3 and M = 20, eps 0.3 "
-                    "(mnist/fc{10,20}/eps*/Q500/PDSL): the round of each run's smallest mean training loss against "
-                    "'about 80'; Figure 1's other two panels (PDSL at M = 20, eps 0.08 and 0.1): 22.1 core-hours, "
-                    + _GPU),
+              "§VI-C1, L342 (Figure 1)", "convergence", "judged",
+              claims=("fig01.min_loss_at_80",)),
     Statement("s13_fig1_80_rounds_at_m20",
               "Even with an increased number of agents, the convergence rate of our PDSL algorithm remains "
               "consistent, ensuring that 8080 rounds are still sufficient for convergence.", "§VI-C1, L342 (Figure 1)",
-              "robustness", "not_run",
-              needs=_STORED + "mnist/fc10/eps0.3/Q500/PDSL and mnist/fc20/eps0.3/Q500/PDSL: per run " + _CONVERGED
-                    + ", at most 80 at both M; eps 0.08 and 0.1 at M = 20 (PDSL): 22.1 core-hours, " + _GPU),
+              "robustness", "judged",
+              claims=("fig01.80_rounds_at_m20",)),
     Statement("s14_fig1_baselines_slower_at_m20",
               "when the number of agents increases (e.g., M=20M=20), the other four reference algorithms require more "
-              "communication rounds to achieve convergence", "§VI-C1, L342 (Figure 1)", "convergence", "not_run",
-              needs=_STORED + "of the four baselines at fully connected eps 0.3, M = 10 and 20 (mnist/fc{10,20}/"
-                    "eps0.3/Q500/<baseline>[/seed1,2]): per run " + _CONVERGED + ", later at M = 20 for each baseline; eps "
-                    "0.08 and 0.1 (the baselines at M = 10 and 20, three seeds of the strongest): 13.2 core-hours, "
-                    + _GPU),
+              "communication rounds to achieve convergence", "§VI-C1, L342 (Figure 1)", "convergence", "judged",
+              claims=("fig01.baselines_slower_at_m20",)),
     Statement("s15_fig1_m20_netfleet_100_others_180",
               "when M=20M=20, DP-NET-FLEET algorithm reaches convergence within about 100100 rounds, while DP-DPSGD, "
               "DP-CGA and MUFFLIATO algorithms fail to guarantee convergence even after 180180 communication rounds",
-              "§VI-C1, L342 (Figure 1)", "convergence", "not_run",
-              needs=_STORED + "mnist/fc20/eps0.3/Q500/<baseline> (DP-NETFLEET with seeds 1-2): per run " + _CONVERGED
-                    + ", about 100 for DP-NETFLEET and none before round 180 for the other three; eps 0.08 and 0.1 "
-                    "(the baselines at M = 20): 8.8 core-hours"),
+              "§VI-C1, L342 (Figure 1)", "convergence", "judged",
+              claims=("fig01.m20_netfleet_100_others_180",)),
     Statement("s16_fig1_lower_loss",
               "compared to other reference algorithms, our PDSL algorithm achieves a lower average loss across the "
               "different values of ϵ\\epsilon", "§VI-C1, L344 (Figure 1)", "comparison", "judged",
               claims=("fig01.lower_loss",)),
     Statement("s17_fig1_pdsl_loss_0_1",
               "when M=10M=10 and ϵ=0.3\\epsilon=0.3, the average loss of PDSL is about 0.10.1 when the convergence is "
-              "reached", "§VI-C1, L344 (Figure 1)", "magnitude", "not_run",
-              needs=_STORED + "mnist/fc10/eps0.3/Q500/PDSL: its final mean training loss against 0.1. The next "
-                    "claim to declare"),
+              "reached", "§VI-C1, L344 (Figure 1)", "magnitude", "judged",
+              claims=("fig01.pdsl_loss_0_1",)),
     Statement("s18_fig1_loss_ratios_eps03",
               "it is 1.61.6 times lower than that of DP-NET-FLEET, 3.53.5 times lower than that of MUFFLIATO, 3.23.2 "
               "times lower than that of DP-CGA, and 5.85.8 times lower than that of DP-DPSGD",
-              "§VI-C1, L344 (Figure 1)", "magnitude", "not_run",
-              needs=_STORED + "mnist/fc10/eps0.3/Q500/* (PDSL one seed, each baseline three): each baseline's final "
-                    "loss over PDSL's against 1.6, 3.5, 3.2 and 5.8 (reference/pdsl_losses_text.csv holds them). The "
-                    "next claim to declare"),
+              "§VI-C1, L344 (Figure 1)", "magnitude", "judged",
+              claims=("fig01.loss_ratios_eps03",)),
     Statement("s19_fig1_lower_loss_small_eps",
               "As the privacy budget ϵ\\epsilon decreases (e.g., ϵ=0.1,0.08\\epsilon=0.1,0.08) such that more noise is "
               "injected, our PDSL algorithm still exhibits a lower average loss compared to other reference "
@@ -166,37 +148,28 @@ STATEMENTS: tuple[Statement, ...] = (
               "§VI-C1, L344 (Figure 1)", "robustness", "judged", claims=("fig01.stable_in_m",)),
     Statement("s22_fig1_baselines_loss_grows_with_m",
               "unlike the other reference algorithms which show a significant increase", "§VI-C1, L344 (Figure 1)",
-              "trend", "not_run",
-              needs=_STORED + "of the four baselines at fully connected eps 0.3, M = 10 and 20 (mnist/fc{10,20}/"
-                    "eps0.3/Q500/<baseline>, DP-NETFLEET three seeds at both M, the others three at M = 10): each "
-                    "baseline's final loss at M = 20 above its M = 10 loss by more than fig01.stable_in_m's 25% band. "
-                    "The next claim to declare"),
+              "trend", "judged",
+              claims=("fig01.baselines_loss_grows_with_m",)),
     Statement("s23_fig1_m20_ratios_6_to_15",
               "the final average loss of PDSL is 6156\\sim 15 times lower than the ones of the reference algorithms",
-              "§VI-C1, L344 (Figure 1)", "magnitude", "not_run",
-              needs=_STORED + "mnist/fc20/eps0.3/Q500/* (all five): each baseline's final loss over PDSL's, "
-                    "against 6 to 15. The next claim to declare"),
+              "§VI-C1, L344 (Figure 1)", "magnitude", "judged",
+              claims=("fig01.m20_ratios_6_to_15",)),
     Statement("s24_fig23_lower_loss_sparse",
               "Even on the sparser communication graphs, our PDSL algorithm has smaller average loss than the other "
               "reference algorithms", "§VI-C1, L369 (Figures 2-3)", "comparison", "judged",
               claims=("fig02.lower_loss", "fig03.lower_loss")),
     Statement("s25_fig23_converges_100_110",
               "converges within about 100110100\\sim 110 rounds across different values of ϵ\\epsilon",
-              "§VI-C1, L369 (Figures 2-3)", "convergence", "not_run",
-              needs=_STORED + "mnist/{bipartite10,ring10}/eps0.3/Q500/PDSL: per run " + _CONVERGED + ", against 100-110; "
-                    "the other panels (PDSL on the bipartite and ring graphs at M = 10, eps 0.08 and 0.1, and M = 20 "
-                    "at all three eps): 26.4 core-hours, " + _GPU),
+              "§VI-C1, L369 (Figures 2-3)", "convergence", "judged",
+              claims=("fig23.converges_by_110",)),
     Statement("s26_fig23_baselines_need_more_rounds",
               "In contrast, the DP-CGA, MUFFLIATO and DP-DPSGD algorithms require much more communication rounds to "
-              "achieve convergence.", "§VI-C1, L369 (Figures 2-3)", "convergence", "not_run",
-              needs=_STORED + "mnist/{bipartite10,ring10}/eps0.3/Q500/*: per run " + _CONVERGED + ", DP-CGA's, "
-                    "MUFFLIATO's and DP-DPSGD's later than PDSL's. The next claim to declare"),
+              "achieve convergence.", "§VI-C1, L369 (Figures 2-3)", "convergence", "judged",
+              claims=("fig23.baselines_need_more_rounds",)),
     Statement("s27_fig3_netfleet_comparable_ring",
               "in comparison to PDSL, the DP- NET-FLEET algorithm demonstrates comparable convergence performance on "
-              "the ring graph", "§VI-C1, L369 (Figure 3)", "convergence", "not_run",
-              needs=_STORED + "mnist/ring10/eps0.3/Q500/PDSL and .../DP-NETFLEET[/seed1,2]: per run " + _CONVERGED
-                    + " and final loss of each, DP-NETFLEET's within fig03's 5% tie band of PDSL's (the reason "
-                    "fig03.lower_loss leaves DP-NETFLEET out). The next claim to declare"),
+              "the ring graph", "§VI-C1, L369 (Figure 3)", "convergence", "judged",
+              claims=("fig03.netfleet_comparable",)),
     Statement("s28_netfleet_accuracy_much_smaller",
               "However, as will be shown later, the test accuracy of DP-NET-FLEET is much smaller.",
               "§VI-C1, L369 (Table I)", "comparison", "judged", claims=("tab01.best",)),
@@ -205,10 +178,8 @@ STATEMENTS: tuple[Statement, ...] = (
               "§VI-C1, L416 (Table I)", "comparison", "judged", claims=("tab01.best",)),
     Statement("s30_tab1_pdsl_0_938",
               "When M=10,ϵ=0.08M=10,\\epsilon=0.08, the test accuracy of PDSL is 0.9380.938",
-              "§VI-C1, L416 (Table I)", "magnitude", "not_run",
-              needs=_STORED + "mnist/fc10/eps0.08/Q500/PDSL (one seed, |Q| = 500): its final test accuracy "
-                    "against 0.938, within tab01.best's 0.05 pp plus the seed spread the study reads from the "
-                    "baselines. The next claim to declare"),
+              "§VI-C1, L416 (Table I)", "magnitude", "judged",
+              claims=("tab01.pdsl_0_938",)),
     Statement("s31_tab1_gains_eps008",
               "it is an improvement of 8.5%8.5\\% over DP-DPSGD, 5.7%5.7\\% over DP-CGA, 10%10\\% over MUFFLIATO, "
               "and 2.6%2.6\\% over DP-NET-FLEET, respectively", "§VI-C1, L416 (Table I)", "magnitude", "not_run",
@@ -250,19 +221,15 @@ STATEMENTS: tuple[Statement, ...] = (
               "comparison", "judged", claims=("fig04.lower_loss", "fig05.lower_loss")),
     Statement("s39_fig4_pdsl_loss_0_65",
               "when ϵ=1,M=10\\epsilon=1,M=10, the average loss of PDSL after 200200 communication rounds is around "
-              "0.650.65 on the fully connected graph", "§VI-C2, L439 (Figure 4)", "magnitude", "not_run",
-              needs=_STORED + "cifar10/fc10/eps1/Q500/PDSL: its training loss at round 200 against 0.65. The next "
-                    "claim to declare"),
+              "0.650.65 on the fully connected graph", "§VI-C2, L439 (Figure 4)", "magnitude", "judged",
+              claims=("fig04.pdsl_loss_0_65",)),
     Statement("s40_fig4_similar_to_netfleet", "it is similar to the average loss of DP-NET-FLEET",
-              "§VI-C2, L439 (Figure 4)", "comparison", "not_run",
-              needs=_STORED + "cifar10/fc10/eps1/Q500/PDSL and .../DP-NETFLEET: final losses within the 5% tie band "
-                    "of the lower_loss claims (the reason fig04.lower_loss leaves DP-NETFLEET out). The next claim "
-                    "to declare"),
+              "§VI-C2, L439 (Figure 4)", "comparison", "judged",
+              claims=("fig04.similar_to_netfleet",)),
     Statement("s41_fig4_loss_ratios_m10",
               "and 2.22.2 times smaller than DP-DPSGD, 2.12.1 times smaller than MUFFLIATO, and 1.671.67 times smaller "
-              "than DP-CGA", "§VI-C2, L439 (Figure 4)", "magnitude", "not_run",
-              needs=_STORED + "cifar10/fc10/eps1/Q500/* (DP-CGA three seeds): each baseline's final loss over "
-                    "PDSL's against 2.2, 2.1 and 1.67 (reference/pdsl_losses_text.csv). The next claim to declare"),
+              "than DP-CGA", "§VI-C2, L439 (Figure 4)", "magnitude", "judged",
+              claims=("fig04.loss_ratios_m10",)),
     Statement("s42_fig4_lower_loss_more_agents",
               "Furthermore, we can see that PDSL still maintains better average loss than other reference algorithms "
               "as the number of agents increases.", "§VI-C2, L439 (Figure 4)", "comparison", "not_run",
@@ -288,14 +255,12 @@ STATEMENTS: tuple[Statement, ...] = (
               "§VI-C2, L508 (Table II)", "comparison", "judged", claims=("tab02.best",)),
     Statement("s47_tab2_pdsl_0_758",
               "when ϵ=1,M=10\\epsilon=1,M=10, the test accuracy of our PDSL algorithm on the fully connected graph is "
-              "0.7580.758", "§VI-C2, L508 (Table II)", "magnitude", "not_run",
-              needs=_STORED + "cifar10/fc10/eps1/Q500/PDSL: its final test accuracy against 0.758. The next claim "
-                    "to declare"),
+              "0.7580.758", "§VI-C2, L508 (Table II)", "magnitude", "judged",
+              claims=("tab02.pdsl_0_758",)),
     Statement("s48_tab2_gains_eps1_m10",
               "it is an improvement of 27.3%27.3\\% over DP-DPSGD, 16.2%16.2\\% over DP-CGA, 23%23\\% over "
-              "MUFFLIATO, and 20.7%20.7\\% over DP-NET-FLEET", "§VI-C2, L508 (Table II)", "magnitude", "not_run",
-              needs=_STORED + "cifar10/fc10/eps1/Q500/* (DP-CGA three seeds): PDSL's gain over each baseline in pp "
-                    "against 27.3, 16.2, 23 and 20.7. The next claim to declare"),
+              "MUFFLIATO, and 20.7%20.7\\% over DP-NET-FLEET", "§VI-C2, L508 (Table II)", "magnitude", "judged",
+              claims=("tab02.gains_eps1_m10",)),
     Statement("s49_tab2_best_small_eps_more_agents",
               "as the privacy budget ϵ\\epsilon becomes smaller or the number of agents increases, PDSL still "
               "maintains superior performance over the other reference algorithms in terms of test accuracy",
