@@ -150,6 +150,14 @@ SPECS = {s.id: s for s in (
           "holds when it is above 0 by more than 2 SE (Student's t) of the per-run differences for every p, fails "
           "when below by more for some p, otherwise inconclusive (the convergence half; the privacy half is "
           "rand_ring_small_error)"),
+    _spec("lemma2_optimum_monte_carlo", "Lemma 2's t_ss minimises the simulated time between token updates",
+          "The value of $t_{\\text{ss}}$ that minimizes the average time between two consecutive updates of the "
+          "token is given by the solution of the optimization problem", "§III-B, Lemma 2, L150",
+          "the three latency models, chi = 1/100",
+          "per latency model, a Monte Carlo of Algorithm 1's hops (the Lemma 1 check's runs x hops draws of T, common "
+          "to every grid point): total latency over token updates at each p of the grid 1e-4, 0.05, 0.10, ..., 0.95 "
+          "(t_ss = the p-quantile threshold); holds when the simulated minimiser is the grid point nearest Lemma 2's "
+          "p* for every model, fails otherwise"),
     _spec("lemma1_monte_carlo", "Lemma 1: Monte Carlo latency of Algorithm 1 matches the closed form", "", "spec §2",
           "every (model, p)", "every |z| < 3 (3 standard errors)", kind="check"),
     _spec("sanity_band", "SS-Rand-Ring accuracy after 20,000 hops within the spec's sanity band", "", "spec §5",

@@ -54,12 +54,8 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("s09_lemma2_optimal_timeout",
               "The value of $t_{\\text{ss}}$ that minimizes the average time between two consecutive updates of the "
               "token is given by the solution of the optimization problem", "§III-B, Lemma 2, L150", "theory",
-              "not_run",
-              needs="no training runs: a Monte Carlo of Algorithm 1's time between consecutive token updates (the "
-                    "lemma1_monte_carlo machinery, 10,000 runs x 1,000 hops per cell) on a grid of t_ss around each "
-                    "latency model's optimum, its minimiser against Lemma 2's; seconds to minutes on one core. "
-                    "lemma1_monte_carlo checks the numerator (Lemma 1) and lemma2_p_star the optimum's p"),
-    # Theorems (L158-210)
+              "judged",
+              claims=("lemma2_optimum_monte_carlo",)),
     Statement("s10_theorem1_bound",
               "the expected difference between the minimum value $f(\\tau^*; \\cdot)$ and that from Algorithm 1 "
               "with an arbitrary learning rate parameter $\\zeta > 0$ after $h_{\\text{max}}$ steps is bounded as",
