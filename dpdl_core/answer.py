@@ -242,6 +242,16 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
     from .first_screen import readme_block as block
 
     privacy = dict(zip(progress["paper"], progress["privacy"])) if "privacy" in progress else {}
+    audit = _audit_summary()
+    for paper in [p for p in privacy if privacy[p]]:  # the papers whose runs buy privacy at a nominal ε
+        from .algorithms import algorithms, display_name
+
+        if paper not in algorithms():
+            continue
+        own = audit[(audit["mechanism"] == display_name(paper)) & (audit["noise"] == "paper")]
+        for r in own.itertuples():
+            privacy[paper] += (f" Audited at nominal {r.nominal:g} ({r.rounds} rounds): ε ≥ {r.audited_min:.2f} at 95% "
+                               f"confidence, so the stated ε is {r.stated}.")
     claims = claims.reindex(columns=COLUMNS)
     claims[["calibration", "calibration_note"]] = claims[["calibration", "calibration_note"]].fillna("")
     every = paper_claims()
@@ -251,7 +261,26 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
                  frozenset((r.paper, r.id) for r in out))
     if left:
         text += f"\n\nLeft out by a study: {left}."
+    if len(audit):
+        from .audit_answer import audit_markdown
+
+        text += "\n\n" + "\n".join(["### Privacy audit (beyond the papers)", "", AUDIT_INTRO, "",
+                                       *audit_markdown(audit)])
     return text
+
+
+AUDIT_INTRO = ("What a neighbour who sees one agent's messages can provably learn: canaries in one agent's data, "
+               "the one-run audit of Steinke, Nasr & Jagielski (2023), MNIST at the DPDL paper's N and batch, "
+               "200 rounds (the accountant's ε is for those rounds). An audited ε above the nominal one proves, at "
+               "95% confidence, that the stated ε does not hold ([docs/privacy.md](docs/privacy.md), \"Auditing\").")
+
+
+def _audit_summary() -> pd.DataFrame:
+    """The committed privacy audits, one row per mechanism (:func:`~dpdl_core.audit_answer.audit_summary`)."""
+    from .audit_answer import audit_summary
+    from .audit_run import audit_table
+
+    return audit_summary(audit_table())
 
 
 def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
@@ -288,6 +317,15 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
         if r.by_construction:  # whatever its verdict (the straggler paper's is inconclusive), it is no evidence
             status += " (by construction; not evidence)"
         out.append(f"| {r.paper} | {r.id} | {_cell(r.claim)} | {_cell(r.where)} | {status} |")
+    audit = _audit_summary()
+    if len(audit):
+        from .audit_answer import audit_markdown
+
+        out += ["", "## Privacy audit (beyond the papers)", "", AUDIT_INTRO, "",
+                "The audited ε is the informed observer's (it also knows the victim's other examples and batches, "
+                "the strongest white-box adversary); the neighbour's, who sees the messages only, is beside it. "
+                "Several seeds: each seed's bound, the verdict on the smallest.", "", *audit_markdown(audit, True),
+                "", f"![nominal, accountant and audited ε]({AUDIT_FIGURE})"]
     return "\n".join(out + _statement_sections()) + "\n"
 
 
@@ -424,8 +462,14 @@ def write_answer(check: bool = False, readme: Path | None = None, doc: Path | No
 
         fig = scorecard_figure(scorecard_frame(claims, paper_claims()))
         fig.savefig(doc.parent / SCORECARD, dpi=110, metadata={"Software": None})
+        audit = _audit_summary()
+        if len(audit):
+            from .audit_answer import audit_figure
+
+            audit_figure(audit).savefig(doc.parent / AUDIT_FIGURE, dpi=110, metadata={"Software": None})
     return changed
 
 
-# The scorecard figure beside docs/answer.md (the README shows it).
+# The figures beside docs/answer.md (the README shows the scorecard).
 SCORECARD = "scorecard.png"
+AUDIT_FIGURE = "privacy_audit.png"

@@ -369,9 +369,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Empirical privacy audit (one-run, Steinke et al. 2023) of a config: m gradient canaries in one "
                     "agent, an observer of one channel, the audited epsilon beside the nominal and accountant ones.")
     p.add_argument("configs", nargs="*", help="YAML config files (ExperimentConfig fields)")
-    p.add_argument("--dpdl-mnist", metavar="ALG", action="append", default=[],
-                   help="the DPDL paper's MNIST preset (bipartite, N=10, B=216) for algorithm ALG under paper noise "
-                        "(sigma_rule authors_code); repeatable")
+    p.add_argument("--preset", metavar="PAPER/DATASET/ALG", action="append", default=[],
+                   help="a paper's preset for DATASET and algorithm ALG (e.g. dpdl/mnist/dp_cga; with --set "
+                        "sigma_rule=authors_code for DPDL's paper noise); repeatable")
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="config field to change, e.g. --set rounds=100 or --set algo.clip_mode=microbatch")
     p.add_argument("--m", type=int, default=1000, help="canaries (default 1000)")
@@ -391,13 +391,15 @@ def main(argv: list[str] | None = None) -> int:
         print(audit_table(args.root).to_string(index=False))
         return 0
     configs = [ExperimentConfig.from_yaml(path).with_overrides(args.set) for path in args.configs]
-    if args.dpdl_mnist:
-        from .papers.dpdl.presets import preset
+    for name in args.preset:
+        from . import papers
 
-        for alg in args.dpdl_mnist:
-            configs.append(preset("mnist", algorithm=alg, sigma_rule="authors_code").with_overrides(args.set))
+        parts = name.split("/")
+        if len(parts) != 3 or parts[0] not in papers.PAPERS:
+            _parser().error(f"--preset {name!r}: expected PAPER/DATASET/ALG with PAPER one of {list(papers.PAPERS)}")
+        configs.append(papers.get_paper(parts[0]).preset(parts[1], algorithm=parts[2]).with_overrides(args.set))
     if not configs:
-        _parser().error("nothing to audit: pass config files or --dpdl-mnist ALG")
+        _parser().error("nothing to audit: pass config files or --preset PAPER/DATASET/ALG")
     spec = AuditSpec(m=args.m, channel=args.channel, victim=args.victim, confidence=args.confidence, delta=args.delta)
     for config in configs:
         out = audit_cached(config, spec, args.root, force=args.force, progress=True)

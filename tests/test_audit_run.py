@@ -94,4 +94,4 @@ def test_spec_checks_and_cli_help(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
-    assert "--dpdl-mnist" in capsys.readouterr().out
+    assert "--preset" in capsys.readouterr().out
