@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .notebook_index import notebook_folders, notebook_paths
+
 __all__ = ["FiguresReport", "build_report", "execute_notebooks", "notebook_paths", "set_aside_stale"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,28 +71,6 @@ class _ProgressRelay:
 
     def flush(self) -> None:
         sys.stdout.flush()
-
-
-def notebook_folders(notebook_dir: Path | None = None) -> list[str]:
-    """The folders of ``notebooks/``: ``overview`` first, then the papers."""
-    names = sorted(p.name for p in (notebook_dir or ROOT / "notebooks").iterdir() if p.is_dir() and not p.name.startswith("."))
-    return sorted(names, key=lambda n: n != "overview")
-
-
-def notebook_paths(notebook_dir: Path | None = None, papers: list[str] | None = None) -> list[Path]:
-    """Notebooks of the given folders (default all), folder by folder, in name order.
-
-    Raises
-    ------
-    ValueError
-        For a folder that does not exist, listing the allowed ones.
-    """
-    root = notebook_dir or ROOT / "notebooks"
-    folders = notebook_folders(root)
-    unknown = sorted(set(papers or []) - set(folders))
-    if unknown:
-        raise ValueError(f"paper={unknown} has no notebook folder; allowed values: {folders}")
-    return [nb for f in folders if not papers or f in papers for nb in sorted((root / f).glob("*.ipynb"))]
 
 
 def _check_kernel(kernel: str) -> None:

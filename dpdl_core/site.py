@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .pipeline import notebook_folders
+from .notebook_index import notebook_folders
 from .plotting import parse_caption
 
 __all__ = ["Output", "answer_html", "attribute", "build_lock", "build_site", "collect_outputs", "external_references",
