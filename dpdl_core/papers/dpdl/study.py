@@ -723,13 +723,18 @@ def answer(store=None) -> pd.DataFrame:
 
 def figure(store=None):
     """Training loss and average-model test accuracy against round of every stored run: a pair
-    of panels per (dataset, setting, noise mode, graph), four pairs a row; a run at another eps
-    than the cell's says so in its label."""
+    of panels per (dataset, setting, noise mode, graph), four pairs a row. One colour per
+    algorithm in every panel, one line style per eps (the cell's solid), each seed its own
+    line; one legend for the figure, outside the curves."""
     import textwrap
 
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     from ...algorithms import display_name
+
+    colour = dict(zip(ALGORITHMS, plt.get_cmap("tab10").colors))
+    styles = ["-", "--", ":", "-."]
 
     s = study()
     store = store or s.store()
@@ -745,20 +750,28 @@ def figure(store=None):
             if panel_of[r.key] != panel:
                 continue
             _, hist = store.load_run(r.found(store))
-            eps = "" if r.tags["epsilon"] == _CELL[r.tags["dataset"]][1] else f" eps {r.tags['epsilon']:g}"
-            label = f"{display_name(r.tags['algorithm'])}{eps} s{r.tags['seed']}"
+            eps_rank = sorted(SETTINGS[r.tags["dataset"]]["epsilons"], key=lambda e: e != _CELL[r.tags["dataset"]][1])
+            style = styles[eps_rank.index(r.tags["epsilon"]) % len(styles)] if r.tags["epsilon"] in eps_rank else "-"
             for ax, metric in ((top, "train_loss_mean"), (bottom, "avg_test_acc")):
                 h = hist[hist["metric"] == metric].sort_values("round")
-                ax.plot(h["round"], h["value"], lw=1, label=label)
+                ax.plot(h["round"], h["value"], lw=0.9, ls=style, color=colour.get(r.tags["algorithm"], "black"),
+                        alpha=0.85)
         dataset, setting, mode, graph = panel
         name = _setting_name(setting, *next((r.tags["lr"], r.tags["clip"]) for r in stored if panel_of[r.key] == panel))
         title = textwrap.fill(f"{dataset}, {graph.replace('_', ' ')}: {name}, {mode.replace('_', ' ')}", 42)
         top.set_title(title, fontsize=8)
         top.set(ylabel="training loss", yscale="log")
         bottom.set(xlabel="round", ylabel="average-model test accuracy")
-        bottom.legend(fontsize=6)
     for j in range(len(panels), nrows * ncols):
         axes[2 * (j // ncols), j % ncols].set_axis_off()
         axes[2 * (j // ncols) + 1, j % ncols].set_axis_off()
-    fig.tight_layout()
+    shown = [a for a in ALGORITHMS if any(r.tags["algorithm"] == a for r in stored)]
+    handles = [Line2D([], [], color=colour[a], label=display_name(a)) for a in shown]
+    handles += [Line2D([], [], color="grey", ls=st, label=f"eps {e:g}" + (" (the cell's)" if k == 0 else ""))
+                for dataset in ("mnist",) for k, (e, st) in enumerate(zip(
+                    sorted(SETTINGS[dataset]["epsilons"], key=lambda e: e != _CELL[dataset][1]), styles))]
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False,
+               title="one line per seed; CIFAR-10's eps 4 (the cell's), 2 and 8 take the same three styles",
+               title_fontsize=7)
     return fig
