@@ -55,7 +55,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.modules.utils import _pair
 
-from .per_sample import layer_reason
+from .per_sample import sequential_reason
 
 # The largest array of one chunk of samples. Small chunks keep a chunk's arrays in the allocator's
 # heap (glibc maps, and page-faults, every array above its mmap threshold afresh, and returns a
@@ -75,23 +75,21 @@ class Step:
     layer: nn.Module
 
 
+def _layer_reason(layer: nn.Module) -> str | None:
+    if isinstance(layer, nn.MaxPool2d):
+        if layer.padding not in (0, (0, 0)) or layer.dilation not in (1, (1, 1)) or layer.ceil_mode:
+            return f"{layer} has padding, dilation or ceil_mode"
+    elif isinstance(layer, nn.Flatten):
+        if layer.start_dim != 1 or layer.end_dim != -1:
+            return f"{layer} does not flatten all but the batch dimension"
+    elif not isinstance(layer, (nn.Conv2d, nn.Linear, nn.ReLU, nn.Dropout)):
+        return f"{layer} is not one of Conv2d, ReLU, MaxPool2d, Dropout, Flatten, Linear"
+    return None
+
+
 def unsupported_reason(module: nn.Module) -> str | None:
     """Why the kernel cannot run ``module`` (None when it can)."""
-    if not isinstance(module, nn.Sequential):
-        return f"the model is a {type(module).__name__}, not an nn.Sequential"
-    for layer in module:
-        reason = layer_reason(layer)
-        if reason:
-            return reason
-        if isinstance(layer, nn.MaxPool2d):
-            if layer.padding not in (0, (0, 0)) or layer.dilation not in (1, (1, 1)) or layer.ceil_mode:
-                return f"{layer} has padding, dilation or ceil_mode"
-        elif isinstance(layer, nn.Flatten):
-            if layer.start_dim != 1 or layer.end_dim != -1:
-                return f"{layer} does not flatten all but the batch dimension"
-        elif not isinstance(layer, (nn.Conv2d, nn.Linear, nn.ReLU, nn.Dropout)):
-            return f"{layer} is not one of Conv2d, ReLU, MaxPool2d, Dropout, Flatten, Linear"
-    return None
+    return sequential_reason(module, _layer_reason)
 
 
 def supports(module: nn.Module) -> bool:

@@ -43,20 +43,27 @@ def layer_reason(layer: nn.Module) -> str | None:
     return None
 
 
-def unsupported_reason(module: nn.Module) -> str | None:
-    """Why :func:`clipped_sums` cannot run ``module`` (None when it can)."""
+def sequential_reason(module: nn.Module, kernel_reason) -> str | None:
+    """Why a hand-written kernel cannot run ``module``: not an ``nn.Sequential``, or the
+    first layer that :func:`layer_reason` or the kernel's own ``kernel_reason(layer)``
+    refuses (None when every layer passes)."""
     if not isinstance(module, nn.Sequential):
         return f"the model is a {type(module).__name__}, not an nn.Sequential"
-    for layer in module:
-        reason = layer_reason(layer)
-        if reason:
-            return reason
-        if isinstance(layer, nn.Conv2d) and (layer.kernel_size[0] != layer.kernel_size[1]
-                                             or layer.padding[0] != layer.padding[1]):
-            return f"{layer} has a kernel or padding that is not square"
-        if not isinstance(layer, (nn.Conv2d, nn.Linear)) and any(True for _ in layer.parameters()):
-            return f"{layer} has parameters and is neither Conv2d nor Linear"
+    return next((r for layer in module if (r := layer_reason(layer) or kernel_reason(layer))), None)
+
+
+def _per_model_reason(layer: nn.Module) -> str | None:
+    if isinstance(layer, nn.Conv2d) and (layer.kernel_size[0] != layer.kernel_size[1]
+                                         or layer.padding[0] != layer.padding[1]):
+        return f"{layer} has a kernel or padding that is not square"
+    if not isinstance(layer, (nn.Conv2d, nn.Linear)) and any(True for _ in layer.parameters()):
+        return f"{layer} has parameters and is neither Conv2d nor Linear"
     return None
+
+
+def unsupported_reason(module: nn.Module) -> str | None:
+    """Why :func:`clipped_sums` cannot run ``module`` (None when it can)."""
+    return sequential_reason(module, _per_model_reason)
 
 
 def supports(module: nn.Module) -> bool:
