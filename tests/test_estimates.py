@@ -45,3 +45,74 @@ def test_only_counts_the_runs_of_the_chosen_notebooks(plan):
     every = sorted((SOURCES / "dpdl").glob("*.ipynb"))
     assert pipeline._planned_seconds("cpu", ["dpdl"], every) == 24 * 3600
     assert pipeline._planned_seconds("cpu", ["dpdl", "leasgd"]) == 25 * 3600
+
+
+# -- the studies' estimates against the committed runs' recorded wall times ------------------
+
+# Runs whose recorded wall time is more than 2x from their estimate, for a reason the store
+# itself shows: the same work, timed elsewhere in the store, took less than half as long (or
+# more than twice as long), so no estimate can be within 2x of both; these are the runs that
+# shared their core with other work. Each entry names that twin, and the test checks the gap.
+LOAD_TWINS = {
+    ("dpdl", "mnist/code_hp/paper_noise/dpdl/seed2"): "mnist/code_hp/paper_noise/dpdl/seed1",
+    ("dpdl", "mnist/paper_hp/paper_noise/dp_dpsgd/seed0"): "mnist/paper_hp/equal_eps/dp_dpsgd/seed0",
+    ("dpdl", "mnist/paper_hp/equal_eps/dpdl/seed0"): "mnist/paper_hp/equal_eps/dpdl/seed2",
+    ("dpdl", "mnist/code_hp/paper_noise/dp_netfleet/seed1"): "mnist/paper_hp/equal_eps/dp_netfleet/seed1",
+    ("dpdl", "mnist/paper_hp/paper_noise/dp_netfleet/seed2"): "mnist/paper_hp/equal_eps/dp_netfleet/seed1",
+    ("dpdl", "cifar10/paper_hp/paper_noise/dp_netfleet/seed0"): "cifar10/paper_hp/paper_noise/dp_netfleet/seed1",
+    # DP-DPSGD computes one gradient per agent, whatever the graph: the two are the same work.
+    ("dpdl", "cifar10/paper_hp/paper_noise/dp_dpsgd/seed0"): "cifar10/paper_hp/paper_noise/ring/dp_dpsgd/seed0",
+    ("dpdl", "cifar10/paper_hp/paper_noise/ring/dp_dpsgd/seed0"): "cifar10/paper_hp/paper_noise/dp_dpsgd/seed0",
+}
+# The slowest of three seeds of the same work, their spread under 2x: 4,747 s against 2,744
+# and 3,527 s. The estimate (2,075 s) is within 2x of the other two; 3.5 s a round instead of
+# 2.75 would hold all three, and would raise the hours left of the DPDL study's CIFAR-10 runs
+# not yet stored, which docs/answer.md states.
+SLOWEST_SEED = {("dpdl", "cifar10/paper_hp/paper_noise/dp_cga/seed0"): ("cifar10/paper_hp/paper_noise/dp_cga/seed1",
+                                                                       "cifar10/paper_hp/paper_noise/dp_cga/seed2")}
+# A job resumed from its kept partial work records the wall time of its last sitting only:
+# the CIFAR-10 attack cell's two trainings (168 core-minutes) were kept from earlier sittings
+# and the last one ran the inversion (28 minutes); 196 minutes in all against the estimate's 210.
+RESUMED = {("dpdl", "cifar10/attack/bipartite_n10")}
+
+
+@pytest.fixture(scope="module")
+def stored_runs():
+    """Every committed study run: paper, key, estimate, recorded wall time and device."""
+    import pandas as pd
+
+    from dpdl_core.studies import load_study, study_papers
+
+    frames = []
+    for paper in study_papers():
+        status = load_study(paper).status()
+        frames.append(status[status["stored"]].assign(paper=paper))
+    runs = pd.concat(frames, ignore_index=True)
+    return runs.assign(ratio=runs["estimate_s"] / runs["wall_s"].astype(float)).set_index(["paper", "key"])
+
+
+def test_every_committed_cpu_run_is_within_2x_of_its_estimate(stored_runs):
+    # The estimates are seconds on one CPU core; a run made on a GPU (device cuda) took 3-75x
+    # less (its wall time says nothing of a core's pace), so those are left out.
+    cpu = stored_runs[stored_runs["device"] == "cpu"]
+    assert len(cpu) >= 150, "the committed studies hold fewer CPU runs than when this test was written"
+    off = cpu[(cpu["ratio"] < 0.5) | (cpu["ratio"] > 2)]
+    named = set(LOAD_TWINS) | set(SLOWEST_SEED) | RESUMED
+    assert set(off.index) <= named, f"estimate off by more than 2x: {off[['estimate_s', 'wall_s']]}"
+    # The list names no run that is within 2x (it would hide a later regression of its estimate).
+    assert set(off.index) == named
+
+
+def test_the_runs_named_off_are_so_for_their_stated_reason(stored_runs):
+    for (paper, key), twin in LOAD_TWINS.items():
+        run, other = stored_runs.loc[(paper, key)], stored_runs.loc[(paper, twin)]
+        assert run["estimate_s"] == pytest.approx(other["estimate_s"], rel=0.01)  # the same work
+        gap = float(run["wall_s"]) / float(other["wall_s"])
+        assert not 0.5 <= gap <= 2, f"{key} and {twin} are timed within 2x of each other"
+        assert 0.5 <= other["ratio"] <= 2 or (paper, twin) in LOAD_TWINS
+    for (paper, key), seeds in SLOWEST_SEED.items():
+        others = stored_runs.loc[[(paper, k) for k in seeds]]
+        assert (others["ratio"].between(0.5, 2)).all()
+        assert float(stored_runs.loc[(paper, key), "wall_s"]) > others["wall_s"].astype(float).max()
+    for paper, key in RESUMED:
+        assert stored_runs.loc[(paper, key), "kind"] == "job" and stored_runs.loc[(paper, key), "ratio"] > 2
