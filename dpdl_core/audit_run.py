@@ -28,11 +28,19 @@ Jagielski 2023; docs/privacy.md, "Auditing") in one victim agent:
 * each observer's scores give an audited ε at the spec's confidence
   (:func:`~dpdl_core.audit.best_k_epsilon_lower_bound`).
 
-The injection wraps the engine's ``clipped_sums`` on the run's own engine instance only
-(:class:`CanaryAuditor`); the training loop, the algorithms and the kernels are unchanged,
-and the batches and noise come from the run's own streams. Mechanisms whose releases are not
-sums of per-sample clipped gradients (batch clipping: PDSL's default, DP-CGA's
-``clip="batch"``) are refused.
+Batch clipping (PDSL's default, DP-CGA's ``clip="batch"``: :func:`batch_clipped`) releases
+clip_C(ḡ) + z, one vector of norm at most C, whose sensitivity to one example is 2C (the
+accountant's ``noise_scale`` ½): one example can turn the clipped batch mean from C·v to
+−C·v. There a sampled canary moves every release of the victim's batch by that sensitivity,
+(C / noise_scale)·u_c in the noise's units, after the clip and before the release (it enters
+through the run context's noise draw), and the informed observer's real part of a message is
+the victim's clipped batch gradient. This is the worst case the accountant charges for; a
+real example moves a clipped batch mean by 2C only when it dominates its batch.
+
+The injection wraps the engine's ``clipped_sums`` (or ``batch_gradients`` and the context's
+``noise``) on the run's own instances only (:class:`CanaryAuditor`); the training loop, the
+algorithms and the kernels are unchanged, and the batches and noise come from the run's own
+streams.
 
 Results go to ``results/audit/<config hash>-<spec hash>.json`` (:func:`audit_path`), written
 atomically; :func:`audit_cached` skips a pair already stored. :func:`audit_table` reads them.
@@ -65,13 +73,15 @@ from .runner import prepare
 from .seeding import derive_seed
 
 __all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path",
-           "audit_table", "main"]
+           "audit_table", "batch_clipped", "main"]
 
 KINDS = ("gradient",)
 # The channel whose messages carry the victim's noisy clipped sums, per algorithm.
 DEFAULT_CHANNELS = {"dpdl": "CG", "dp_cga": "CG", "pdsl": "CG"}
 # Channels whose messages contain +(clipped sum)/B: the score's sign is right on them.
 GRADIENT_CHANNELS = ("CG", "MM", "gradient")
+# Option fields by which an algorithm says it clips the batch gradient as a whole.
+BATCH_CLIP_FIELDS = ("clipping", "clip")
 AUDIT_DIR = Path(__file__).resolve().parents[1] / "results" / "audit"
 
 
@@ -139,6 +149,7 @@ class CanaryAuditor:
 
     def __init__(self, prep, spec: AuditSpec, victim: int, coords: torch.Tensor, included: np.ndarray, q: float):
         self.prep, self.spec, self.victim, self.q = prep, spec, victim, q
+        self.batch = batch_clipped(prep.algorithm.params)
         self.channel = spec.channel_for(prep.config.algorithm)
         self.coords = coords
         self.included = torch.as_tensor(included)
@@ -155,6 +166,11 @@ class CanaryAuditor:
         self._clean: list[tuple[torch.Tensor, torch.Tensor]] = []  # this round's (model, real sum/units)
 
     def install(self) -> None:
+        """Wrap the engine's kernel the mechanism clips with (and, for batch clipping, the
+        run context's noise draw), on this run's instances only."""
+        if self.batch:
+            self._install_batch()
+            return
         engine = self.prep.engine
         original = type(engine).clipped_sums.__get__(engine)
 
@@ -173,8 +189,45 @@ class CanaryAuditor:
 
         engine.clipped_sums = clipped_sums
 
+    def _install_batch(self) -> None:
+        """Batch clipping: the release is clip_C(ḡ) + z, one vector of norm ≤ C per
+        message, whose sensitivity to one example is 2C (an example can turn the clipped
+        batch mean from C·v to −C·v), the sensitivity the accountant charges
+        (``noise_scale``). A sampled canary moves the release by exactly that: it adds
+        (C / noise_scale)·u_c, in the noise's units, to the noise draw of every message of the
+        victim's batch in the round (after the clip, before the release), and the informed
+        observer's real part of a message is the clipped batch gradient itself."""
+        engine, ctx = self.prep.engine, self.prep.ctx
+        gradients = type(engine).batch_gradients.__get__(engine)
+        noise = type(ctx).noise.__get__(ctx)
+        clip = float(ctx.clip)
+        shift = clip / float(self.prep.sigma_report.noise_scale)
+
+        def batch_gradients(X, data_index, xb, yb):
+            grads, losses = gradients(X, data_index, xb, yb)
+            rows = torch.nonzero(data_index == self.victim).squeeze(1)
+            if len(rows):
+                g = grads[rows].detach()
+                clipped = g * torch.clamp(clip / (g.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
+                self._clean.extend(zip(X[rows].detach(), clipped[:, self.coords.to(g.device)].double().cpu()))
+            return grads, losses
+
+        def victim_noise(owners, P):
+            z = noise(owners, P)
+            rows = torch.nonzero(owners == self.victim).squeeze(1)
+            cols = self.coords[self.active].to(z.device)
+            self.injections += len(rows)
+            if len(rows) and len(cols):
+                z[rows.unsqueeze(1), cols.unsqueeze(0)] += shift
+            return z
+
+        engine.batch_gradients = batch_gradients
+        ctx.noise = victim_noise
+
     def uninstall(self) -> None:
-        self.prep.engine.__dict__.pop("clipped_sums", None)
+        for name in ("clipped_sums", "batch_gradients"):
+            self.prep.engine.__dict__.pop(name, None)
+        self.prep.ctx.__dict__.pop("noise", None)
 
     def probe(self, t: int, prep, state) -> None:
         self._clean = []
@@ -208,6 +261,13 @@ class CanaryAuditor:
         return gradient_canary_scores(np.eye(self.spec.m), self.residual.numpy())
 
 
+def batch_clipped(params) -> bool:
+    """Whether an algorithm's options say it clips the batch gradient as a whole (PDSL's
+    ``clipping``, DP-CGA's ``clip``): its releases are then clip_C(ḡ) + noise, and the
+    canaries enter after the clip (:meth:`CanaryAuditor._install_batch`)."""
+    return any(getattr(params, name, None) == "batch" for name in BATCH_CLIP_FIELDS)
+
+
 def _victim(prep, spec: AuditSpec) -> int:
     sizes = prep.sizes.numpy()
     if spec.victim is None:
@@ -235,8 +295,8 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
     Raises
     ------
     ValueError
-        When the victim's messages never pass through per-sample clipped sums, or the
-        channel is never seen.
+        When the victim's messages pass through neither a per-sample clipped sum nor a
+        batch-clipped gradient, or the channel is never seen.
     """
     start = time.perf_counter()
     prep = prepare(config)
@@ -255,9 +315,9 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
     try:
         for t, losses in training_rounds(prep, state, 1, config.rounds, taps=[auditor]):
             if not auditor.injections:
-                raise ValueError(f"{config.algorithm} computed no per-sample clipped sum of agent {victim}'s batch in "
-                                 f"round {t}: gradient canaries audit per-sample clipping only (e.g. PDSL "
-                                 f"algo.clipping: per_sample)")
+                raise ValueError(f"{config.algorithm} released nothing from agent {victim}'s batch in round {t} "
+                                 f"through a clipped sum or a batch-clipped gradient: the gradient canaries have "
+                                 f"nowhere to enter")
             if progress:
                 print(f"\r  round {t}/{config.rounds} loss {float(losses.mean()):.3g}", end="", file=sys.stderr)
     finally:
@@ -330,6 +390,19 @@ TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nom
                  "correct", "config_hash", "spec_hash"]
 
 
+def _variant(algo: dict) -> str:
+    """The mechanism's label suffix where an option changes what is released: DPDL's
+    micro-batches, PDSL's per-sample clipping (its default clips the batch), DP-CGA's batch
+    clipping (its default clips per sample)."""
+    if algo.get("clip_mode") == "microbatch":
+        return " (micro-batch)"
+    if algo.get("clipping") == "per_sample":
+        return " (per-sample clip)"
+    if algo.get("clip") == "batch":
+        return " (batch clip)"
+    return ""
+
+
 def audit_table(root: str | Path | None = None) -> pd.DataFrame:
     """One row per stored audit under ``root`` (default ``results/audit``): mechanism,
     nominal ε, accountant ε (upper), audited ε (lower, at ``confidence``) for the neighbour
@@ -338,10 +411,8 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
     rows = []
     for path in sorted(Path(root or AUDIT_DIR).glob("*.json")):
         r = json.loads(path.read_text())
-        algo = r["config"].get("algo", {})
-        variant = " (micro-batch)" if algo.get("clip_mode") == "microbatch" else ""
         rows.append({
-            "mechanism": display_name(r["algorithm"]) + variant,
+            "mechanism": display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
             "algorithm": r["algorithm"],
             "sigma_rule": r["sigma_rule"],
             "channel": r["channel"],
@@ -382,6 +453,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default=None, help=f"where results go (default {AUDIT_DIR})")
     p.add_argument("--force", action="store_true", help="rerun a stored audit")
     p.add_argument("--table", action="store_true", help="print the stored audits and exit")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: leaves a core free)")
     return p
 
 
@@ -400,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         configs.append(papers.get_paper(parts[0]).preset(parts[1], algorithm=parts[2]).with_overrides(args.set))
     if not configs:
         _parser().error("nothing to audit: pass config files or --preset PAPER/DATASET/ALG")
+    torch.set_num_threads(max(1, args.threads))
     spec = AuditSpec(m=args.m, channel=args.channel, victim=args.victim, confidence=args.confidence, delta=args.delta)
     for config in configs:
         out = audit_cached(config, spec, args.root, force=args.force, progress=True)

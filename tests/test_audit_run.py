@@ -1,6 +1,7 @@
 """The audit harness (dpdl_core.audit_run): gradient canaries in a real run audit below the
 accountant's ε for both observers (soundness, over seeds), far above 0 without noise
-(power), show in DPDL's cross-gradients, are stored once and read back, and are refused for batch clipping."""
+(power), show in DPDL's cross-gradients, are stored once and read back; and the same for
+batch clipping (PDSL, DP-CGA clip: batch)."""
 import json
 
 import numpy as np
@@ -79,10 +80,48 @@ def test_stored_once_and_read_back(tmp_path):
     assert audit_table(tmp_path / "none").empty
 
 
-def test_batch_clipping_is_refused():
-    cfg = one_agent_dpsgd(1.0, algorithm="dp_cga", algo={"clip": "batch"}, rounds=2, n_agents=2, train_samples=400)
-    with pytest.raises(ValueError, match="per-sample clipped sum"):
-        audit_run(cfg, AuditSpec(m=10))
+def batch_clipped_cga(sigma: float, seed: int = 0, **changes) -> ExperimentConfig:
+    """DP-CGA with its batch mean clipped as a whole and noise σC on it (``calibrated``, the
+    mechanism of PDSL's eqs 10-14), agent 0 of two seeing 200 MNIST images: q = 50/200."""
+    return one_agent_dpsgd(sigma, seed, algorithm="dp_cga", algo={"clip": "batch", "noise": "calibrated"},
+                           n_agents=2, train_samples=400, **changes)
+
+
+@pytest.mark.parametrize("sigma", [1.0, 3.0])
+def test_batch_clipping_audits_below_the_accountant_over_seeds(sigma):
+    """The canary moves the clipped batch gradient by 2C, the sensitivity the accountant
+    charges (noise_scale 1/2): the informed observer scores that Gaussian mechanism itself."""
+    torch.set_num_threads(1)
+    audited = []
+    for seed in range(4):
+        out = audit_run(batch_clipped_cga(sigma, seed), AuditSpec(m=300, victim=0))
+        assert out["unmatched_messages"] == 0 and out["messages_observed"] >= 20
+        audited += [out["epsilon_audit"], out["epsilon_audit_informed"]]
+    accountant = out["epsilon_accountant"]
+    assert np.isfinite(accountant) and max(audited) <= accountant, (audited, accountant)
+    if sigma == 1.0:
+        assert max(audited) > 0.1  # the canaries are seen
+
+
+def test_batch_clipping_without_noise_gives_a_large_bound():
+    torch.set_num_threads(1)
+    out = audit_run(batch_clipped_cga(0.0), AuditSpec(m=300, victim=0))
+    assert out["epsilon_accountant"] == float("inf")
+    # Only the in canaries never sampled in 20 rounds ((3/4)^20 each) can be guessed wrong.
+    assert out["epsilon_audit_informed"] > 2.5
+
+
+def test_pdsl_batch_clipped_cross_gradients_carry_the_canaries():
+    """PDSL as the paper states it (batch clipping), 3 agents, no noise: the canaries show
+    in the cross-gradients the victim sends its two neighbours, matched to their clipped batch
+    gradients."""
+    torch.set_num_threads(1)
+    cfg = ExperimentConfig(dataset="mnist", model="logreg", algorithm="pdsl", topology="fully_connected",
+                           n_agents=3, train_samples=600, batch_size=50, rounds=8, epsilon=None,
+                           sigma_rule="fixed", sigma=0.0, clip=1.0, lr=0.1, eval_every=8, validation_samples=50)
+    out = audit_run(cfg, AuditSpec(m=200, victim=0))
+    assert out["channel"] == "CG" and out["messages_observed"] == 8 * 2 and out["unmatched_messages"] == 0
+    assert out["epsilon_audit_informed"] > 1.0
 
 
 def test_spec_checks_and_cli_help(capsys):
