@@ -21,7 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from .profiles import PROFILES, active_profile  # noqa: E402
 
-__all__ = ["figures_dir", "figures_root", "save_figure", "caption", "parse_caption", "write_metadata"]
+__all__ = ["figures_dir", "figures_root", "legend_below", "loss_accuracy_panels", "save_figure", "series_colours",
+           "caption", "parse_caption", "write_metadata"]
 
 FIGURES_ENV = "DPDL_FIGURES_DIR"
 # The profile whose outputs a process writes when a writer is not told (`make figures` sets it
@@ -92,6 +93,69 @@ def write_metadata(name: str, kind: str, text: str, **extra) -> Path:
     return path
 
 
+def series_colours(names) -> dict:
+    """One distinct colour per name, in order (tab10; tab20 beyond ten names), so that a
+    series keeps its colour in every panel of a figure."""
+    names = list(dict.fromkeys(names))
+    palette = plt.get_cmap("tab10" if len(names) <= 10 else "tab20").colors
+    return {n: palette[i % len(palette)] for i, n in enumerate(names)}
+
+
+def legend_below(fig: plt.Figure, handles: list, title: str | None = None, ncol: int | None = None):
+    """One legend for the whole figure, centred below its panels, never over a curve; the
+    panels are laid out above it here and again by :func:`save_figure` (above the caption)."""
+    legend = fig.legend(handles=handles, loc="lower center", ncol=ncol or min(len(handles), 6), fontsize=9,
+                        frameon=False, title=title, title_fontsize=8)
+    fig._legend_below = legend  # save_figure keeps room for it
+    _layout_above(fig, 0.0)
+    return legend
+
+
+# The two curves a study figure shows per cell, one panel each (top, then bottom).
+LOSS_ACCURACY = (("train_loss_mean", "training loss", "log"), ("avg_test_acc", "average-model test accuracy", "linear"))
+
+
+def loss_accuracy_panels(panels: list, ncols: int = 4) -> plt.Figure:
+    """A pair of panels per cell, training loss above average-model test accuracy (both
+    against round), ``ncols`` pairs a row.
+
+    Parameters
+    ----------
+    panels : list of (title, curves)
+        ``curves``: (history, style) pairs; a history is a stored run's long frame (``round``,
+        ``metric``, ``value``), a style the keyword arguments of its line (colour, line style).
+    """
+    ncols = min(ncols, max(1, len(panels)))
+    nrows = -(-max(1, len(panels)) // ncols)
+    fig, axes = plt.subplots(2 * nrows, ncols, figsize=(4.2 * ncols, 3.1 * 2 * nrows), squeeze=False)
+    for i in range(nrows * ncols):
+        pair = axes[2 * (i // ncols), i % ncols], axes[2 * (i // ncols) + 1, i % ncols]
+        if i >= len(panels):
+            for ax in pair:
+                ax.set_axis_off()
+            continue
+        title, curves = panels[i]
+        for hist, style in curves:
+            for ax, (metric, _, _) in zip(pair, LOSS_ACCURACY):
+                h = hist[hist["metric"] == metric].sort_values("round")
+                ax.plot(h["round"], h["value"], lw=0.9, alpha=0.85, **style)
+        for ax, (_, label, scale) in zip(pair, LOSS_ACCURACY):
+            ax.set(ylabel=label, yscale=scale)
+        pair[0].set_title(textwrap.fill(title, 42), fontsize=9)
+        pair[1].set_xlabel("round")
+    return fig
+
+
+def _layout_above(fig: plt.Figure, bottom: float) -> None:
+    """Lay the panels out above ``bottom`` (a fraction of the height) and, if the figure has
+    a :func:`legend_below`, that legend between the two."""
+    legend = getattr(fig, "_legend_below", None)
+    if legend is not None:
+        legend.set_bbox_to_anchor((0.5, bottom), transform=fig.transFigure)
+        bottom += legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height + 0.005
+    fig.tight_layout(rect=(0, min(0.4, bottom), 1, 1))
+
+
 def save_figure(fig: plt.Figure, name: str, text: str) -> list[Path]:
     """Add ``text`` as a caption under the figure and write ``figures/<profile>/<name>.{pdf,png}``
     (the profile ``text`` names) and its metadata ``<name>.json`` (:func:`write_metadata`)."""
@@ -99,7 +163,7 @@ def save_figure(fig: plt.Figure, name: str, text: str) -> list[Path]:
     wrapped = textwrap.fill(text, width_chars)
     lines = wrapped.count("\n") + 1
     fig.text(0.5, 0.003, wrapped, ha="center", va="bottom", fontsize=8, color="0.3")
-    fig.tight_layout(rect=(0, min(0.25, 0.035 * lines * 4 / fig.get_figheight()), 1, 1))
+    _layout_above(fig, min(0.25, 0.035 * lines * 4 / fig.get_figheight()))
     out = []
     for ext in ("pdf", "png"):
         path = figures_dir(parse_caption(text)["profile"]) / f"{name}.{ext}"

@@ -726,52 +726,36 @@ def figure(store=None):
     of panels per (dataset, setting, noise mode, graph), four pairs a row. One colour per
     algorithm in every panel, one line style per eps (the cell's solid), each seed its own
     line; one legend for the figure, outside the curves."""
-    import textwrap
-
-    import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
     from ...algorithms import display_name
+    from ...plotting import legend_below, loss_accuracy_panels, series_colours
 
-    colour = dict(zip(ALGORITHMS, plt.get_cmap("tab10").colors))
+    colour = series_colours(ALGORITHMS)
     styles = ["-", "--", ":", "-."]
+
+    def style(r) -> dict:
+        eps_rank = sorted(SETTINGS[r.tags["dataset"]]["epsilons"], key=lambda e: e != _CELL[r.tags["dataset"]][1])
+        ls = styles[eps_rank.index(r.tags["epsilon"]) % len(styles)] if r.tags["epsilon"] in eps_rank else "-"
+        return {"ls": ls, "color": colour.get(r.tags["algorithm"], "black")}
 
     s = study()
     store = store or s.store()
     stored = [r for r in s.ordered() if r.tags["setting"] != "attack" and r.found(store)]
     panel_of = {r.key: (r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["topology"]) for r in stored}
-    panels = sorted(set(panel_of.values()))
-    ncols = min(4, max(1, len(panels)))
-    nrows = -(-max(1, len(panels)) // ncols)
-    fig, axes = plt.subplots(2 * nrows, ncols, figsize=(4.2 * ncols, 3.1 * 2 * nrows), squeeze=False)
-    for i, panel in enumerate(panels):
-        top, bottom = axes[2 * (i // ncols), i % ncols], axes[2 * (i // ncols) + 1, i % ncols]
-        for r in stored:
-            if panel_of[r.key] != panel:
-                continue
-            _, hist = store.load_run(r.found(store))
-            eps_rank = sorted(SETTINGS[r.tags["dataset"]]["epsilons"], key=lambda e: e != _CELL[r.tags["dataset"]][1])
-            style = styles[eps_rank.index(r.tags["epsilon"]) % len(styles)] if r.tags["epsilon"] in eps_rank else "-"
-            for ax, metric in ((top, "train_loss_mean"), (bottom, "avg_test_acc")):
-                h = hist[hist["metric"] == metric].sort_values("round")
-                ax.plot(h["round"], h["value"], lw=0.9, ls=style, color=colour.get(r.tags["algorithm"], "black"),
-                        alpha=0.85)
+    panels = []
+    for panel in sorted(set(panel_of.values())):
+        runs = [r for r in stored if panel_of[r.key] == panel]
         dataset, setting, mode, graph = panel
-        name = _setting_name(setting, *next((r.tags["lr"], r.tags["clip"]) for r in stored if panel_of[r.key] == panel))
-        title = textwrap.fill(f"{dataset}, {graph.replace('_', ' ')}: {name}, {mode.replace('_', ' ')}", 42)
-        top.set_title(title, fontsize=8)
-        top.set(ylabel="training loss", yscale="log")
-        bottom.set(xlabel="round", ylabel="average-model test accuracy")
-    for j in range(len(panels), nrows * ncols):
-        axes[2 * (j // ncols), j % ncols].set_axis_off()
-        axes[2 * (j // ncols) + 1, j % ncols].set_axis_off()
+        name = _setting_name(setting, runs[0].tags["lr"], runs[0].tags["clip"])
+        panels.append((f"{dataset}, {graph.replace('_', ' ')}: {name}, {mode.replace('_', ' ')}",
+                       [(store.load_run(r.found(store))[1], style(r)) for r in runs]))
+    fig = loss_accuracy_panels(panels)
     shown = [a for a in ALGORITHMS if any(r.tags["algorithm"] == a for r in stored)]
     handles = [Line2D([], [], color=colour[a], label=display_name(a)) for a in shown]
     handles += [Line2D([], [], color="grey", ls=st, label=f"eps {e:g}" + (" (the cell's)" if k == 0 else ""))
                 for dataset in ("mnist",) for k, (e, st) in enumerate(zip(
                     sorted(SETTINGS[dataset]["epsilons"], key=lambda e: e != _CELL[dataset][1]), styles))]
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False,
-               title="one line per seed; CIFAR-10's eps 4 (the cell's), 2 and 8 take the same three styles",
-               title_fontsize=7)
+    legend_below(fig, handles, ncol=len(handles),
+                 title="one line per seed; CIFAR-10's eps 4 (the cell's), 2 and 8 take the same three styles")
     return fig

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, fields
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 import pandas as pd
 
 from dpdl_core.algorithms import algorithms, display_name
@@ -28,7 +30,7 @@ from dpdl_core.claims import claims_frame
 from dpdl_core.config import ExperimentConfig
 from dpdl_core.outputs import Output
 from dpdl_core.plan import RunGroup, select_groups
-from dpdl_core.plotting import caption, save_figure
+from dpdl_core.plotting import caption, legend_below, save_figure
 from dpdl_core.profiles import load_profile
 from dpdl_core.reporting import load_histories, load_reference, table_output
 from dpdl_core.results import ResultStore
@@ -222,9 +224,10 @@ def fig02_figure(curves: dict, saving: dict, s: Fig02Settings):
     axes[1].axhline(saving["target"], color="0.5", lw=0.8, ls=":")
     axes[0].set(xlabel="iteration", ylabel="average training loss", title="(a) loss vs iteration")
     axes[1].set(xlabel="transmitted vectors", title="(b) loss vs transmitted vectors")
-    for ax in axes:
-        ax.legend(fontsize=8)
+    axes[1].xaxis.set_major_locator(MaxNLocator(5))  # fewer, unclipped labels (up to 20,000 vectors)
     fig.suptitle(f"LEASGD Figure 2: MNIST, non-private, m = {s.n_agents}", fontsize=10)
+    legend_below(fig, [Line2D([], [], color=COLORS[alg], lw=1.3, label=PAPER_NAMES[alg]) for alg in PAIR]
+                 + [Line2D([], [], color="0.5", lw=0.8, ls=":", label="loss at which the saving is read")])
     return fig
 
 

@@ -295,6 +295,45 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "pape
                        "cell and of the paper's strongest baseline in the others.")
 
 
+# A curve's line style in the study figure: the paper's algorithm solid, its variants apart.
+_VARIANT_STYLES = (("(control)", ":"), ("(per-sample clip)", "--"))
+
+
+def figure(store=None):
+    """Training loss and average-model test accuracy against round of every stored run: a pair
+    of panels per cell, four pairs a row; one colour per algorithm in every panel, the
+    per-sample-clipped PDSL dashed and the controls dotted, each seed its own line; one
+    legend for the figure, below the curves. None until a run is stored."""
+    from matplotlib.lines import Line2D
+
+    from ...algorithms import display_name
+    from ...plotting import legend_below, loss_accuracy_panels, series_colours
+    from .presets import ALGORITHMS
+
+    s = study()
+    store = store or s.store()
+    stored = [r for r in s.ordered() if r.found(store)]
+    if not stored:
+        return None
+    colour = series_colours(ALGORITHMS)
+    words = {c.name: c.words() for c in [*cells(), gamma_cell()]}
+
+    def style(r) -> dict:
+        ls = next((st for mark, st in _VARIANT_STYLES if mark in r.tags["label"]), "-")
+        return {"color": colour.get(r.work.algorithm, "black"), "ls": ls}
+
+    panels = [(words.get(cell, cell), [(store.load_run(r.found(store))[1], style(r)) for r in stored
+                                       if r.tags["cell"] == cell])
+              for cell in dict.fromkeys(r.tags["cell"] for r in stored)]
+    fig = loss_accuracy_panels(panels)
+    shown = [a for a in ALGORITHMS if any(r.work.algorithm == a for r in stored)]
+    handles = [Line2D([], [], color=colour[a], label=display_name(a)) for a in shown]
+    handles += [Line2D([], [], color="grey", ls=st, label=f"PDSL {mark}" if "clip" in mark else f"{mark[1:-1]}s")
+                for mark, st in _VARIANT_STYLES]
+    legend_below(fig, handles, ncol=len(handles), title="one line per seed")
+    return fig
+
+
 def table(store=None):
     """The final metrics of every stored run (:meth:`~dpdl_core.studies.Study.finals`)."""
     return study().finals(store)

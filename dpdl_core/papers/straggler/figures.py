@@ -22,7 +22,7 @@ import pandas as pd
 
 from dpdl_core.claims import SPREAD_Z, claims_frame
 from dpdl_core.outputs import Output
-from dpdl_core.plotting import caption, save_figure
+from dpdl_core.plotting import caption, legend_below, save_figure
 from dpdl_core.profiles import PROFILES, load_profile
 from dpdl_core.validation import check_choice, check_int
 
@@ -512,16 +512,14 @@ def draw(analytic: pd.DataFrame, accuracy: pd.DataFrame, lemma1: pd.DataFrame, s
         ax.set(xscale="log", xlabel="average latency (Lemma 1)", ylabel=f"test accuracy (mean of {n_runs} runs)",
                title=f"{m.label}: t_ss = " + ", ".join(f"{m.t_ss_for_p(p):.3g}" for p in settings.probabilities))
         ax.grid(True, alpha=0.3)
+    # One legend for both rows, below them: a colour per p, a line style per scheme (upper
+    # row: per theorem; lower row: the same styles, the band ±1 SE of SS-Rand-Ring's runs).
     handles = [Line2D([], [], color=COLORS.get(p), label=f"p = {p:g}") for p in settings.probabilities]
-    axes[0, 0].legend(handles=handles + [
-        Line2D([], [], color="k", ls="-", label="SS-Ring (Thm 2)"),
-        Line2D([], [], color="k", ls="--", label="SS-Rand-Ring (Thm 3 as printed)"),
-        Line2D([], [], color="k", ls=":", label="SS-Rand-Ring (Thm 3 diagnostic, ours)"),
-    ], fontsize=7, loc="best")
-    axes[1, 0].legend(handles=handles + [
-        Line2D([], [], color="k", ls="-", label="SS-Ring"),
-        Line2D([], [], color="k", ls="--", label="SS-Rand-Ring (±1 SE band)"),
-    ], fontsize=7, loc="lower right")
+    legend_below(fig, handles + [
+        Line2D([], [], color="k", ls="-", label="SS-Ring (upper: Thm 2)"),
+        Line2D([], [], color="k", ls="--", label="SS-Rand-Ring (upper: Thm 3 as printed; lower: ±1 SE band)"),
+        Line2D([], [], color="k", ls=":", label="SS-Rand-Ring (upper: Thm 3 diagnostic, ours)"),
+    ], ncol=3)
     return fig
 
 

@@ -138,6 +138,7 @@ def figure(store=None, s: Study | None = None):
     are stored, the stored ones against hops."""
     import matplotlib.pyplot as plt
 
+    from ...plotting import legend_below
     from .figures import COLORS, SCHEME_NAMES, analytic_table, draw, lemma_tables
     from .latency import paper_models
 
@@ -154,8 +155,7 @@ def figure(store=None, s: Study | None = None):
         ax.plot(g["hop"], g["accuracy"], ls=ls, color=COLORS.get(p), label=f"{SCHEME_NAMES[scheme]} p={p:g}")
         ax.fill_between(g["hop"], g["accuracy"] - g["se"], g["accuracy"] + g["se"], color=COLORS.get(p), alpha=0.2)
     ax.set(xlabel="hops", ylabel="mean test accuracy", xscale="symlog")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend_below(fig, ax.get_legend_handles_labels()[0], ncol=3)
     return fig
 
 
