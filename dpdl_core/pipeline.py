@@ -238,14 +238,21 @@ def _check_environment() -> None:
 
 # The notebooks that render the committed paper-scale studies, computing nothing.
 COMMITTED_NOTEBOOKS = ("study_paper_scale",)
+# Wall seconds of a notebook besides the runs it sweeps: kernel start, imports, data, drawing.
+# NOTEBOOK_START_S: the DPDL notebooks at smoke that compute in place or sweep runs of a few
+# rounds took 17-24 s each (2 cores, one torch thread, beside other jobs; 2026-11-28).
+# COMMITTED_NOTEBOOK_S: a study notebook reading and drawing a paper-scale store took 27-46 s,
+# the four 2 min 31 s (`make figures`, docs/results_log.md, 2026-11-28).
+NOTEBOOK_START_S = 20.0
+COMMITTED_NOTEBOOK_S = 35.0
 
 
 def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None, only: list[str] | None = None,
                       out_dir: Path | None = None, notebook_dir: Path | None = None) -> FiguresReport:
     """Run the notebooks of ``papers`` (default all) with ``profile`` injected, printing
-    ``[k/n] folder/name`` with the elapsed time and an ETA before each: first from ``plan``'s
-    estimate of the runs the notebooks still have to compute (:func:`_planned_seconds`),
-    then from the mean time per notebook so far, whichever is larger.
+    ``[k/n] folder/name`` with the elapsed time and an ETA before each: the larger of the
+    estimate of the notebooks' start-up and the runs they still have to compute
+    (:func:`_notebook_seconds`) less the time elapsed, and the mean time per notebook so far.
 
     Raises
     ------
@@ -275,21 +282,21 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
     out_dir = out_dir or ROOT / "build" / "notebooks" / profile
     report = FiguresReport(figures=figures_dir(profile))
     folders = sorted({nb.parent.name for nb in notebooks})
-    # Notebooks that only render committed runs compute nothing: no plan to estimate.
-    planned = (None if only and set(only) <= set(COMMITTED_NOTEBOOKS)
-               else _planned_seconds(profile, folders, notebooks if only else None))
-    if planned is not None:
-        which = "these notebooks" if only else ", ".join(folders)
-        print(f"[figures] plan: the runs of {which} not yet stored take about {format_seconds(planned)} on this "
-              f"machine (python -m dpdl_core plan --profile {profile}; an estimate, see docs/usage.md)", flush=True)
+    planned = _notebook_seconds(notebooks, profile, folders, only)
+    if planned:
+        which = "these notebooks" if only else f"the notebooks of {', '.join(folders)}"
+        what = ("rendering committed runs" if only and set(only) <= set(COMMITTED_NOTEBOOKS) else
+                f"their start-up and the runs not yet stored: python -m dpdl_core plan --profile {profile}")
+        print(f"[figures] plan: {which} take about {format_seconds(planned)} on this machine ({what}; an estimate, "
+              "see docs/usage.md)", flush=True)
     started = time.perf_counter()
     with _kernel_environment(profile):
         for k, nb in enumerate(notebooks, 1):
             name = f"{nb.parent.name}/{nb.name}"
             elapsed = time.perf_counter() - started
             by_mean = elapsed / (k - 1) * (len(notebooks) - k + 1) if k > 1 else 0.0
-            by_plan = max(0.0, planned - elapsed) if planned is not None else 0.0
-            eta = f", ETA {format_seconds(max(by_mean, by_plan))}" if k > 1 or planned is not None else ""
+            by_plan = max(0.0, planned - elapsed)
+            eta = f", ETA {format_seconds(max(by_mean, by_plan))}" if k > 1 or planned else ""
             print(f"[{k}/{len(notebooks)}] {name} (profile {profile}), elapsed {format_seconds(elapsed)}{eta}",
                   flush=True)
             executed = out_dir / nb.parent.name / nb.name
@@ -323,6 +330,16 @@ def execute_notebooks(profile: str, kernel: str, papers: list[str] | None = None
                 print(f"[{k}/{len(notebooks)}] {name} done in {format_seconds(time.perf_counter() - t0)}", flush=True)
             report.timings.append((name, time.perf_counter() - t0))
     return report
+
+
+def _notebook_seconds(notebooks: list[Path], profile: str, folders: list[str], only: list[str] | None) -> float:
+    """Wall seconds the ``notebooks`` are expected to take: each one's start-up (a study
+    notebook, which renders a committed store at every profile, its whole render) and the runs
+    they sweep that are not stored (:func:`_planned_seconds`)."""
+    start = sum(COMMITTED_NOTEBOOK_S if nb.stem in COMMITTED_NOTEBOOKS else NOTEBOOK_START_S for nb in notebooks)
+    if only and set(only) <= set(COMMITTED_NOTEBOOKS):
+        return start
+    return start + (_planned_seconds(profile, folders, notebooks if only else None) or 0.0)
 
 
 def _notebook_claims(stem: str, group: str) -> bool:

@@ -101,6 +101,19 @@ FALLBACK_ROWS = (
     BenchmarkRow("cifar10_bipartite_10", "cifar10", "bipartite", 10, 216, 2.81),
 )
 FALLBACK_THREADS = 2
+# What a run costs besides its training rounds, on one core. RUN_START_S: data, graph, model and
+# engine set-up, sigma calibration, the result's write and the notebook's work around each run
+# (the DPDL notebooks at smoke, one worker, one thread, 2 cores beside other jobs, 2026-11-28:
+# 936 s for 18 notebooks and 60 runs of 3-4 rounds, less 20 s a notebook, over 60 runs; the
+# CIFAR-10 tables notebooks take most of it). EVAL_S_PER_MODEL_IMAGE: one model on one
+# test image, by data set and eval_strategy: per_model from docs/benchmarks.md, "Evaluation
+# forward" (10 models x 2,000 images in 1.67 s on MNIST, 1.37 s on CIFAR-10); vmap from the DPDL
+# study's fitted evaluation (12 s for 10 models x 10,000 MNIST images, 35 s on CIFAR-10:
+# dpdl_core/papers/dpdl/study.py, _SECONDS_PER_EVAL).
+RUN_START_S = 9.6
+EVAL_S_PER_MODEL_IMAGE = {("mnist", "per_model"): 8.4e-5, ("cifar10", "per_model"): 6.9e-5,
+                          ("mnist", "vmap"): 1.2e-4, ("cifar10", "vmap"): 3.5e-4}
+TEST_IMAGES = 10_000  # MNIST's and CIFAR-10's test sets: what eval_samples None evaluates
 
 
 @dataclass(frozen=True)
@@ -109,9 +122,10 @@ class Benchmark:
 
     A run's CPU-seconds = the seconds per round of the benchmark row of its dataset (the
     same topology and N if benchmarked, else the nearest N), scaled by N × B relative to
-    the row's, × rounds × the benchmark's threads. An estimate: the benchmark times a DPDL
-    round (one per-sample gradient pass per edge); algorithms with fewer gradient passes are
-    cheaper, and evaluation, PDSL's Shapley games and data loading are not in it.
+    the row's, × rounds × the benchmark's threads, plus its set-up and evaluations
+    (:func:`overhead_seconds`). An estimate: the benchmark times a DPDL round (one
+    per-sample gradient pass per edge); algorithms with fewer gradient passes are cheaper,
+    and PDSL's Shapley games are not in it.
 
     Attributes
     ----------
@@ -170,7 +184,17 @@ class Benchmark:
         if row is None:
             return None, None
         scale = (cfg.n_agents * cfg.batch_size) / (row.n_agents * row.batch_size)
-        return row.seconds_per_round * scale * cfg.rounds * self.threads, row
+        return row.seconds_per_round * scale * cfg.rounds * self.threads + overhead_seconds(cfg), row
+
+
+def overhead_seconds(cfg: ExperimentConfig) -> float:
+    """CPU-seconds of ``cfg`` besides its training rounds: its set-up (:data:`RUN_START_S`) and
+    its evaluations (one every ``eval_every`` rounds and one at the end, every agent's model on
+    ``eval_samples`` test images)."""
+    evaluations = cfg.rounds // cfg.eval_every + 1
+    images = cfg.eval_samples or TEST_IMAGES
+    per_image = EVAL_S_PER_MODEL_IMAGE.get((cfg.dataset, cfg.eval_strategy), 0.0)
+    return RUN_START_S + evaluations * cfg.n_agents * images * per_image
 
 
 # -- plan ---------------------------------------------------------------------------------
@@ -339,9 +363,9 @@ def format_plan(plan: Plan, executor: str = "local") -> str:
     used = ", ".join(f"{case} ({_runs(n)})" for case, n in total.rows_used.most_common())
     notes = [f"CPU-hours are an ESTIMATE: the seconds per DPDL round of the engine benchmark row of the run's dataset "
              f"(the same topology and N if benchmarked, else the nearest N), scaled by N x B relative to the row's, x "
-             f"rounds x the benchmark's {bench.threads} threads. Evaluation, PDSL's Shapley games and data loading are "
-             f"not counted, so it is a lower bound (within 2x at cpu for DPDL, far below at smoke: docs/usage.md, "
-             f"Estimates); algorithms with fewer gradient passes per round than DPDL cost less.",
+             f"rounds x the benchmark's {bench.threads} threads, plus each run's set-up and evaluations (measured per "
+             f"test image). PDSL's Shapley games are not counted; algorithms with fewer gradient passes per round than "
+             f"DPDL cost less. `figures` adds each notebook's start-up (docs/usage.md, Estimates).",
              f"Benchmark: {bench.source}.", f"Benchmark rows used: {used or 'none'}."]
 
     cores = os.cpu_count() or 1

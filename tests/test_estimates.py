@@ -1,5 +1,7 @@
-"""The ETA `figures` prints counts only what runs: with ``--only``, the runs of the chosen
-notebooks, not every run of their papers."""
+"""Estimates. The ETA `figures` prints counts only what runs (with ``--only``, the runs of the
+chosen notebooks, not every run of their papers) and each notebook's start-up; the studies'
+estimates are within 2x of every committed CPU run's recorded wall time, or the run is named
+with the measured reason it cannot be. Nothing here is timed: the wall times are the store's."""
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -45,6 +47,23 @@ def test_only_counts_the_runs_of_the_chosen_notebooks(plan):
     every = sorted((SOURCES / "dpdl").glob("*.ipynb"))
     assert pipeline._planned_seconds("cpu", ["dpdl"], every) == 24 * 3600
     assert pipeline._planned_seconds("cpu", ["dpdl", "leasgd"]) == 25 * 3600
+
+
+def test_the_figures_estimate_counts_each_notebooks_start_up(plan):
+    # Rendering the committed studies computes nothing: each notebook's measured render time.
+    studies = [SOURCES / p / "study_paper_scale.ipynb" for p in ("dpdl", "pdsl")]
+    assert pipeline._notebook_seconds(studies, "paper", ["dpdl", "pdsl"], ["study_paper_scale"]) == \
+        2 * pipeline.COMMITTED_NOTEBOOK_S
+    # A computing notebook: its start-up and its share of the runs to compute.
+    one = _notebooks("dpdl", "fig01_mnist_bipartite")
+    assert pipeline._notebook_seconds(one, "cpu", ["dpdl"], ["fig01_mnist_bipartite"]) == \
+        pipeline.NOTEBOOK_START_S + pipeline._planned_seconds("cpu", ["dpdl"], one)
+    # One that sweeps nothing still starts a kernel.
+    quick = _notebooks("dpdl", "ext01_quickstart")
+    assert pipeline._notebook_seconds(quick, "cpu", ["dpdl"], ["ext01_quickstart"]) == pipeline.NOTEBOOK_START_S
+    # A study notebook renders a committed store at every profile, besides any runs of its own.
+    study = _notebooks("dpdl", "study_paper_scale")
+    assert pipeline._notebook_seconds(study, "smoke", ["dpdl"], ["study_paper_scale"]) == pipeline.COMMITTED_NOTEBOOK_S
 
 
 # -- the studies' estimates against the committed runs' recorded wall times ------------------

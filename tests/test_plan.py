@@ -7,7 +7,8 @@ import pytest
 
 from dpdl_core.cli import main
 from dpdl_core.papers import PAPERS
-from dpdl_core.plan import FALLBACK_ROWS, Benchmark, format_plan, make_plan, paper_groups
+from dpdl_core.plan import (EVAL_S_PER_MODEL_IMAGE, FALLBACK_ROWS, RUN_START_S, Benchmark, format_plan, make_plan,
+                             overhead_seconds, paper_groups)
 from dpdl_core.profiles import PROFILES
 
 SWEEPING = ("dpdl", "leasgd", "pdsl")  # the papers whose notebooks sweep runs into a store
@@ -60,7 +61,11 @@ def test_benchmark_rows_and_scaling(tmp_path):
     cfg = cfg.replace(dataset="mnist", topology="ring", n_agents=18, batch_size=108, rounds=10)
     seconds, row = bench.cpu_seconds(cfg)
     assert row.case == "mnist_fully_connected_20"  # the nearest N
-    assert seconds == pytest.approx(4.0 * (18 * 108) / (20 * 216) * 10 * 4)
+    assert seconds == pytest.approx(4.0 * (18 * 108) / (20 * 216) * 10 * 4 + overhead_seconds(cfg))
+    # Set-up, plus 18 models on the test images at rounds 0 (10 // eval_every) and the end.
+    evaluations = 10 // cfg.eval_every + 1
+    assert overhead_seconds(cfg) == pytest.approx(
+        RUN_START_S + evaluations * 18 * (cfg.eval_samples or 10_000) * EVAL_S_PER_MODEL_IMAGE[("mnist", cfg.eval_strategy)])
     assert bench.row_for(cfg.replace(n_agents=10, topology="bipartite")).case == "mnist_bipartite_10"
     assert bench.cpu_seconds(cfg.replace(dataset="cifar10")) == (None, None)
     fallback = Benchmark.load(tmp_path / "missing.json")
