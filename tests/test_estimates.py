@@ -85,8 +85,8 @@ LOAD_TWINS = {
 }
 # The slowest of three seeds of the same work, their spread under 2x: 4,747 s against 2,744
 # and 3,527 s. The estimate (2,075 s) is within 2x of the other two; 3.5 s a round instead of
-# 2.75 would hold all three, and would raise the hours left of the DPDL study's CIFAR-10 runs
-# not yet stored, which docs/answer.md states.
+# 2.75 would hold all three, at the price of the hours left that docs/answer.md states for the
+# study's CIFAR-10 runs not yet stored (`python -m dpdl_core answer` rewrites them).
 SLOWEST_SEED = {("dpdl", "cifar10/paper_hp/paper_noise/dp_cga/seed0"): ("cifar10/paper_hp/paper_noise/dp_cga/seed1",
                                                                        "cifar10/paper_hp/paper_noise/dp_cga/seed2")}
 # A job resumed from its kept partial work records the wall time of its last sitting only:
@@ -111,7 +111,7 @@ def stored_runs():
 
 
 def test_every_committed_cpu_run_is_within_2x_of_its_estimate(stored_runs):
-    # The estimates are seconds on one CPU core; a run made on a GPU (device cuda) took 3-75x
+    # The estimates are seconds on one CPU core; a run made on a GPU (device cuda) took 3-190x
     # less (its wall time says nothing of a core's pace), so those are left out.
     cpu = stored_runs[stored_runs["device"] == "cpu"]
     assert len(cpu) >= 150, "the committed studies hold fewer CPU runs than when this test was written"
