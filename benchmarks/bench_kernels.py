@@ -7,8 +7,11 @@ the plain non-private gradient of the same k pairs by autograd (the floor: no pe
 work at all), and, in micro-batch mode (4 units), the per-client loop of the authors'
 code (one backward pass and a global clip per micro-batch). Each row gives seconds, GFLOP/s
 (3 × the forward FLOPs of the k·B sample passes), the share of a 1024³ sgemm's rate timed in
-the same loop, its time over the plain gradient's and its time over the book-keeping
-kernel's (the kernel's speed-up over that row). Every case runs at each of
+the same loop, the share of the rate of "thin GEMMs" (each layer's forward, weight-gradient
+and input-gradient GEMMs at its im2col shape, k models, plain ``@`` on preallocated operands:
+the same FLOPs as GEMMs of these thin shapes reach; the limit of a kernel that is all GEMM),
+its time over the plain gradient's and its time over the book-keeping kernel's (the
+kernel's speed-up over that row). Every case runs at each of
 ``--thread-counts`` (default 1 and 2 torch threads). ``--device cuda`` times every row on
 the GPU.
 
@@ -24,9 +27,13 @@ from timing import interleaved, parse_common
 
 __all__ = ["CASES", "bench_case", "main"]
 
-# (model, dataset, B): LeNet at the DPDL paper's B and at a small B, the CIFAR-10 CNNs.
+# (model, dataset, B): LeNet at the DPDL paper's B and at a small B, the CIFAR-10 CNNs; then
+# every other model of the four papers at its paper's B (the rule that picks the default
+# per-sample kernel, ``strategies.per_sample_for``, rests on these rows).
 CASES = (("lenet", "mnist", 216), ("lenet", "mnist", 16), ("dpdl_cnn", "cifar10", 216), ("dpdl_cnn", "cifar10", 16),
-         ("dpdl_cnn_authors", "cifar10", 256), ("dpdl_cnn_authors", "cifar10", 16))
+         ("dpdl_cnn_authors", "cifar10", 256), ("dpdl_cnn_authors", "cifar10", 16),
+         ("dpdl_lenet_authors", "mnist", 256), ("pdsl_mnist", "mnist", 250), ("pdsl_cifar", "cifar10", 250),
+         ("leasgd_mlp", "mnist", 64), ("leasgd_cnn", "cifar10", 64))
 MODELS_PER_BATCH = 6
 
 
@@ -42,6 +49,38 @@ def forward_flops(module: torch.nn.Module, shape: tuple[int, ...]) -> float:
                 flops += 2 * layer.in_features * layer.out_features
             h = out
     return flops
+
+
+def gemm_shapes(module: torch.nn.Module, shape: tuple[int, ...], B: int) -> list[tuple[int, int, int]]:
+    """(M, K, N) of each Conv2d and Linear layer's forward GEMM for a batch of B samples
+    (a convolution as im2col: M = B·H_out·W_out, K = C_in·k_h·k_w, N = C_out)."""
+    out, h = [], torch.zeros(1, *shape)
+    with torch.no_grad():
+        for layer in module:
+            o = layer(h)
+            if isinstance(layer, torch.nn.Conv2d):
+                out.append((B * o[0, 0].numel(), layer.in_channels * layer.kernel_size[0] * layer.kernel_size[1],
+                            layer.out_channels))
+            elif isinstance(layer, torch.nn.Linear):
+                out.append((B, layer.in_features, layer.out_features))
+            h = o
+    return out
+
+
+def thin_gemms(module: torch.nn.Module, shape: tuple[int, ...], B: int, k: int, device: str):
+    """A function doing, for each of the k models, each layer's three GEMMs of its forward
+    shape (forward, weight gradient, input gradient) on preallocated operands: the same
+    FLOPs as the kernels' work, at the rate plain GEMMs of these thin shapes reach."""
+    ops = [(torch.randn(m, kk, device=device), torch.randn(kk, n, device=device), torch.randn(m, n, device=device))
+           for m, kk, n in gemm_shapes(module, shape, B)]
+
+    def run():
+        for _ in range(k):
+            for a, w, g in ops:
+                a @ w
+                a.T @ g
+                g @ w.T
+    return run
 
 
 def bench_case(name: str, dataset: str, B: int, device: str, repeats: int, unit: int = 1) -> dict:
@@ -83,6 +122,7 @@ def bench_case(name: str, dataset: str, B: int, device: str, repeats: int, unit:
     fns["plain gradient"] = plain_gradient
     if unit > 1:
         fns["per-client loop"] = per_client_loop
+    fns["thin GEMMs"] = thin_gemms(build_model(name, dataset, seed=0), shape, B, k, device)
     a = torch.randn(1024, 1024, device=device)
     fns["sgemm 1024"] = lambda: a @ a
     times = interleaved(fns, repeats, device)
@@ -92,6 +132,7 @@ def bench_case(name: str, dataset: str, B: int, device: str, repeats: int, unit:
     for kernel, seconds in times.items():
         rate = work / seconds
         rows[kernel] = {"seconds": seconds, "gflops": rate / 1e9, "share_of_sgemm": rate / sgemm_rate,
+                        "share_of_thin_gemms": times["thin GEMMs"] / seconds,
                         "vs_plain": seconds / times["plain gradient"], "vs_bookkeeping": seconds / times["bookkeeping"]}
     return {"model": name, "dataset": dataset, "B": B, "k": k, "unit": unit, "device": device,
             "sgemm_gflops": sgemm_rate / 1e9, "rows": rows}
@@ -109,11 +150,12 @@ def main(argv=None) -> None:
         for name, dataset, B in CASES:
             if keep and name not in keep:
                 continue
-            for units in (B, 4) if B >= 64 else (B,):  # per-sample, and the authors' 4 micro-batches
+            for units in (B, 4) if B >= 64 and B % 4 == 0 else (B,):  # per-sample, and the authors' 4 micro-batches
                 r = bench_case(name, dataset, B, args.device, args.repeats, B // units)
                 results.append({"threads": threads, **r})
                 cells = "  ".join(f"{k}: {v['seconds']:.4f} s ({v['vs_plain']:.2f}x plain, {v['vs_bookkeeping']:.2f}x "
-                                  f"book-keeping, {v['share_of_sgemm']:.0%} sgemm)" for k, v in r["rows"].items())
+                                  f"book-keeping, {v['share_of_sgemm']:.0%} sgemm, {v['share_of_thin_gemms']:.0%} "
+                                  "thin GEMMs)" for k, v in r["rows"].items())
                 print(f"{name} B={B} unit={r['unit']} {args.device} threads={threads}: {cells}", flush=True)
     write_results(args.out, results)
 

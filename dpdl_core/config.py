@@ -11,11 +11,13 @@ error rather than a silent overwrite.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import re
 import types
+import warnings
 from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -24,10 +26,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import yaml
 
 from . import __version__
-from .strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGIES
+from .strategies import AUTO, BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGIES
 from .validation import check_choice, check_int
 
-__all__ = ["ConfigError", "ExperimentConfig", "apply_overrides", "precheck", "registry_choices"]
+__all__ = ["ConfigError", "ExperimentConfig", "apply_overrides", "per_sample_rule", "precheck", "registry_choices"]
 
 DEVICES = ("cpu", "cuda", "auto")
 # x_0: one model shared by every agent (the papers' Algorithm 1) or one random model per
@@ -296,7 +298,9 @@ class ExperimentConfig:
         How the test and validation sets are pushed through the M models: all at once
         under ``vmap``, or one model at a time with channels-last convolutions (several
         times faster for conv nets on CPU; losses equal to float summation order, so it
-        is hashed; see :class:`dpdl_core.engine.Engine`). The studies use ``per_model``.
+        is hashed; see :class:`dpdl_core.engine.Engine`). Default ``per_model``, the
+        faster or equal in every case measured (``docs/benchmarks.md``); a stored run that
+        does not record the field ran ``vmap`` (:meth:`from_stored`).
     test_at : {"every_evaluation", "best_validation"}
         Which evaluations measure the test set. ``best_validation`` (needs
         ``validation_samples``): only those whose mean validation accuracy over the agents
@@ -309,7 +313,7 @@ class ExperimentConfig:
         models, or one model at a time with channels-last convolutions (several times faster
         for conv nets on CPU; gradients equal to float summation order, so it is hashed; see
         :meth:`dpdl_core.engine.Engine.batch_gradients`). Per-sample clipping never uses it.
-    per_sample_strategy : {"vmap", "per_model", "bookkeeping"}
+    per_sample_strategy : {"auto", "vmap", "per_model", "bookkeeping"}
         How per-sample clipped gradient sums are computed: ``vmap`` of ``grad`` over the
         samples and the models sharing a batch; one model at a time from one forward and
         backward pass (:mod:`dpdl_core.per_sample`; ``nn.Sequential`` conv nets of plain
@@ -317,7 +321,10 @@ class ExperimentConfig:
         per-unit norms book-kept from that pass (:mod:`dpdl_core.bookkeeping`; the
         ``nn.Sequential`` nets of the four papers, Dropout included, and the only kernel
         for a model with dropout). Speeds: ``docs/benchmarks.md``. Sums equal to float
-        summation order, so it is hashed.
+        summation order, so it is hashed. ``auto`` (the default) is replaced, when the
+        config is made, by the kernel :func:`per_sample_rule` picks for the model (the
+        book-keeping kernel for every model of the four papers); a stored run that does
+        not record the field ran ``vmap`` (:meth:`from_stored`).
     """
 
     dataset: str = "mnist"
@@ -351,10 +358,10 @@ class ExperimentConfig:
     init: str = "shared"
     mixing: str = "metropolis"
     stop_on_divergence: bool = True
-    eval_strategy: str = "vmap"
+    eval_strategy: str = "per_model"
     test_at: str = "every_evaluation"
     batch_grad_strategy: str = "vmap"
-    per_sample_strategy: str = "vmap"
+    per_sample_strategy: str = AUTO
 
     def __post_init__(self):
         _check_values(self)  # first: a bad number answers before the registries (torch) load
@@ -381,6 +388,8 @@ class ExperimentConfig:
             from .models import default_model
 
             object.__setattr__(self, "model", default_model(self.dataset))
+        if self.per_sample_strategy == AUTO:
+            object.__setattr__(self, "per_sample_strategy", per_sample_rule(self.model, self.dataset))
 
     def _check_sizes(self) -> None:
         """Sizes that the data and the graph fix before any run: the graph's smallest N, at
@@ -415,6 +424,17 @@ class ExperimentConfig:
         _check_known(d)
         return cls(**d)
 
+    @classmethod
+    def from_stored(cls, d: Mapping[str, Any]) -> ExperimentConfig:
+        """The config of a stored run (or a pinned case) from the fields it records.
+
+        A field it lacks was added after it was stored, so it ran at the value that keeps
+        such runs' hashes (``_HASHED_UNLESS``), which need not be today's default (new runs
+        default to the faster strategies); :meth:`from_dict` would read the default.
+        """
+        _check_known(d)
+        return cls(**{**{k: v for k, v in _HASHED_UNLESS.items() if k not in d}, **d})
+
     def to_yaml(self, path: str | Path | None = None) -> str:
         text = yaml.dump(self.to_dict(), Dumper=_Dumper, sort_keys=False)
         if path is not None:
@@ -436,7 +456,9 @@ class ExperimentConfig:
         return apply_overrides(self, overrides)
 
     def replace(self, **changes) -> ExperimentConfig:
-        return replace(self, **changes)
+        """A copy with ``changes``; a per-sample kernel the rule picked is picked again for a
+        new model or dataset (:func:`per_sample_rule`), one set explicitly is kept."""
+        return replace(self, **_follow_rule(self.to_dict(), changes))
 
     # -- identity -------------------------------------------------------------------------
     def canonical_json(self) -> str:
@@ -558,7 +580,41 @@ def apply_overrides(cfg: ExperimentConfig, overrides: list[str] | dict[str, Any]
     ConfigError
         Naming the bad override or field and what is allowed.
     """
-    return ExperimentConfig.from_dict(_merged(cfg.to_dict(), overrides))
+    merged = _merged(cfg.to_dict(), overrides)
+    named = overrides.keys() if isinstance(overrides, Mapping) else (str(o).split("=", 1)[0].strip() for o in overrides)
+    changes = {k: merged[k] for k in named if k in merged}
+    return ExperimentConfig.from_dict({**merged, **_follow_rule(cfg.to_dict(), changes)})
+
+
+@functools.lru_cache(maxsize=None)
+def per_sample_rule(model: str, dataset: str) -> str:
+    """The per-sample kernel that ``per_sample_strategy: auto`` picks for ``model`` on ``dataset``.
+
+    The book-keeping kernel wherever it can run the model: it is the fastest private kernel
+    in every case measured (every model of the four papers, per-sample and micro-batch, B
+    from 16 to 256; ``docs/benchmarks.md``, "The book-keeping kernel"); else ``vmap``, with
+    a warning naming why. The rule reads the model, not the machine, so a config's hash does
+    not depend on where it is made.
+    """
+    from .bookkeeping import unsupported_reason
+    from .models import build_model
+
+    reason = unsupported_reason(build_model(model, dataset, seed=0))
+    if reason is None:
+        return "bookkeeping"
+    warnings.warn(f"per_sample_strategy: auto runs model {model!r} with the vmap kernel: the book-keeping kernel "
+                  f"cannot run it ({reason})", stacklevel=2)
+    return "vmap"
+
+
+def _follow_rule(current: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` to the config ``current``, with ``per_sample_strategy: auto`` added when
+    they change the model or dataset, leave the kernel alone, and the kernel is the one
+    :func:`per_sample_rule` picked for the old model."""
+    if ({"model", "dataset"} & changes.keys() and "per_sample_strategy" not in changes
+            and current["per_sample_strategy"] == per_sample_rule(current["model"], current["dataset"])):
+        return {**changes, "per_sample_strategy": AUTO}
+    return changes
 
 
 def _merged(d: dict[str, Any], overrides: list[str] | dict[str, Any]) -> dict[str, Any]:

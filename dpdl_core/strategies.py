@@ -4,11 +4,16 @@ float summation order); a config names one of each (:mod:`dpdl_core.config`) and
 runs it (:class:`dpdl_core.engine.Engine`). This module imports nothing, so the command line's
 early config check reads the names without loading torch."""
 
-__all__ = ["BATCH_GRAD_STRATEGIES", "EVAL_STRATEGIES", "PER_SAMPLE_STRATEGIES"]
+__all__ = ["AUTO", "BATCH_GRAD_STRATEGIES", "EVAL_STRATEGIES", "PER_SAMPLE_KERNELS", "PER_SAMPLE_STRATEGIES"]
+
+# A config's ``per_sample_strategy: auto``: the kernel a measured rule picks for its model
+# (:func:`dpdl_core.config.per_sample_rule`), fixed when the config is made.
+AUTO = "auto"
 
 # How the engine evaluates M models on a test set (Engine.evaluate).
 EVAL_STRATEGIES = ("vmap", "per_model")
 # How the engine computes whole-batch gradients of several models (Engine.batch_gradients).
 BATCH_GRAD_STRATEGIES = ("vmap", "per_model")
 # How it computes per-sample clipped sums (Engine.clipped_sums; vmap: its "auto" kernels).
-PER_SAMPLE_STRATEGIES = ("vmap", "per_model", "bookkeeping")
+PER_SAMPLE_KERNELS = ("vmap", "per_model", "bookkeeping")
+PER_SAMPLE_STRATEGIES = (AUTO, *PER_SAMPLE_KERNELS)

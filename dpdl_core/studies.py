@@ -35,7 +35,7 @@ from .algorithms import get_algorithm
 from .config import ConfigError, ExperimentConfig
 from .data.acquisition import SubsetDataError
 from .results import ResultStore
-from .strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_STRATEGIES
+from .strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_KERNELS
 
 __all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "finish_line",
            "load_study", "run_study", "runs_left", "study_papers", "verify_partials", "verify_store"]
@@ -77,7 +77,7 @@ class Job:
 # Config fields that change how a run is computed, never what (results equal to float
 # rounding), with their allowed values: a run stored under any of them counts as its twin.
 EXECUTION_FIELDS = {"eval_strategy": EVAL_STRATEGIES, "batch_grad_strategy": BATCH_GRAD_STRATEGIES,
-                    "per_sample_strategy": PER_SAMPLE_STRATEGIES}
+                    "per_sample_strategy": PER_SAMPLE_KERNELS}
 
 
 def _algo_variants(work: ExperimentConfig) -> list[dict]:
@@ -92,10 +92,24 @@ def _algo_variants(work: ExperimentConfig) -> list[dict]:
 _TWINS: dict[str, tuple[ExperimentConfig, ...]] = {}
 
 
+def _job_twins(job: Job) -> tuple[Job, ...]:
+    """A Job whose spec holds a training ``config``, as declared, then with that config's
+    :data:`EXECUTION_FIELDS` at every allowed value (in every combination)."""
+    config = job.spec.get("config")
+    if not isinstance(config, dict):
+        return (job,)
+    choices = [dict.fromkeys((config.get(f), *values)) for f, values in EXECUTION_FIELDS.items()]
+    twins = {}
+    for combo in itertools.product(*choices):
+        twin = Job(job.function, {**job.spec, "config": {**config, **dict(zip(EXECUTION_FIELDS, combo))}})
+        twins.setdefault(twin.hash, twin)
+    return tuple(twins.values())
+
+
 def _twins(work: ExperimentConfig | Job) -> tuple[ExperimentConfig | Job, ...]:
     """:meth:`StudyRun.twins`, computed once per declared config (a study asks often)."""
     if not isinstance(work, ExperimentConfig):
-        return (work,)
+        return _job_twins(work)
     if work.hash in _TWINS:
         return _TWINS[work.hash]
     twins = {}
@@ -155,7 +169,9 @@ class StudyRun:
         (``device`` cuda), with any value of the :data:`EXECUTION_FIELDS` and of its
         algorithm's ``execution_options``, in every combination. Those fields
         are hashed (the histories differ at float rounding), so a run made any of those ways
-        is stored under its own config; each counts as this run. A Job has no twins."""
+        is stored under its own config; each counts as this run. A Job's twins are those
+        of the training config its spec holds, if any (:func:`_job_twins`); it runs on the
+        device it declares."""
         return _twins(self.work)
 
     def hashes(self) -> tuple[str, ...]:
@@ -626,7 +642,7 @@ def verify_store(study: Study, store: ResultStore | None = None) -> int:
         header, hist = store.load_run(h)
         config = header["config"]
         if isinstance(r.work, ExperimentConfig):
-            again = ExperimentConfig.from_dict(config).hash
+            again = ExperimentConfig.from_stored(config).hash
         else:
             again = Job(config["function"], {k: v for k, v in config.items() if k != "function"}).hash
         if again != h or hist.empty:

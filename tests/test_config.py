@@ -1,4 +1,5 @@
 import pytest
+import torch
 
 from dpdl_core.config import ConfigError, ExperimentConfig, apply_overrides
 from dpdl_core.papers.dpdl import preset as paper_preset
@@ -49,9 +50,53 @@ def test_hash_is_stable_and_content_based():
     assert cfg.replace(checkpoint_every=7).hash == cfg.hash  # does not change what runs
     # Explicit defaults hash like omitted ones.
     assert ExperimentConfig(algo={"cosine": "global"}).hash == cfg.hash
+    # A stored config without the later fields ran their old values: its hash is the old
+    # default config's, which every run stored before the faster defaults keeps.
+    assert ExperimentConfig.from_stored({}).hash == STORED_DEFAULT_HASH
+    assert ExperimentConfig(per_sample_strategy="vmap", eval_strategy="vmap").hash == STORED_DEFAULT_HASH
 
 
-EXPECTED_DEFAULT_HASH = "948cd5080ca8def6"
+EXPECTED_DEFAULT_HASH = "cdf636bf4f7b782d"
+STORED_DEFAULT_HASH = "948cd5080ca8def6"
+
+
+def test_new_runs_default_to_the_fastest_kernels_and_stored_ones_keep_theirs():
+    cfg = ExperimentConfig()
+    assert (cfg.per_sample_strategy, cfg.eval_strategy) == ("bookkeeping", "per_model")
+    stored = ExperimentConfig.from_stored({"dataset": "mnist", "rounds": 7})
+    assert (stored.per_sample_strategy, stored.eval_strategy) == ("vmap", "vmap")
+    # A field the stored config records is kept as recorded.
+    assert ExperimentConfig.from_stored({"per_sample_strategy": "per_model"}).per_sample_strategy == "per_model"
+
+
+def test_auto_picks_bookkeeping_for_every_model_of_the_papers_and_vmap_for_others():
+    from dpdl_core.models import MODELS, register_model
+
+    for name in sorted(MODELS):
+        for dataset in ("mnist", "cifar10"):
+            assert ExperimentConfig(dataset=dataset, model=name).per_sample_strategy == "bookkeeping", (name, dataset)
+
+    @register_model("test_strided")
+    def strided(in_shape):
+        return torch.nn.Sequential(torch.nn.Conv2d(in_shape[0], 4, 3, stride=2), torch.nn.Flatten(),
+                                   torch.nn.LazyLinear(10))
+
+    try:
+        with pytest.warns(UserWarning, match=r"vmap kernel: the book-keeping kernel cannot run it .*stride"):
+            cfg = ExperimentConfig(model="test_strided")
+        assert cfg.per_sample_strategy == "vmap"
+        # The rule's pick follows a new model; an explicit kernel is kept.
+        assert cfg.replace(model="lenet").per_sample_strategy == "bookkeeping"
+        assert cfg.with_overrides(["model=lenet"]).per_sample_strategy == "bookkeeping"
+        back = ExperimentConfig().replace(model="test_strided")
+        assert back.per_sample_strategy == "vmap"
+        pinned = ExperimentConfig(per_sample_strategy="per_model")
+        assert pinned.replace(model="dpdl_cnn", dataset="cifar10").per_sample_strategy == "per_model"
+        assert pinned.with_overrides(["model=dpdl_lenet_authors"]).per_sample_strategy == "per_model"
+        assert ExperimentConfig().with_overrides({"model": "test_strided", "per_sample_strategy": "bookkeeping"}) \
+            .per_sample_strategy == "bookkeeping"
+    finally:
+        MODELS.pop("test_strided")
 
 
 def test_yaml_roundtrip(tmp_path):

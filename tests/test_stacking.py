@@ -26,12 +26,14 @@ TINY = dict(n_agents=4, batch_size=8, train_samples=400, rounds=4, eval_every=2,
             checkpoint_every=1)
 
 
-def _variants(base: dict) -> list[ExperimentConfig]:
-    """The case and two runs differing in seed, α_d, ε (or σ = 0 kept) and η."""
+def _variants(base: dict, kernels: str = "pinned") -> list[ExperimentConfig]:
+    """The case and two runs differing in seed, α_d, ε (or σ = 0 kept) and η; ``kernels``:
+    the execution strategies its pin ran (``pinned``) or today's defaults (``default``)."""
     eps = base.get("epsilon", 0.5)
     out = [base, {**base, "seed": 1, "alpha_d": 0.5, "epsilon": eps and 2 * eps, "lr": 0.01},
            {**base, "seed": 2, "epsilon": eps and 4 * eps}]
-    return [ExperimentConfig.from_dict(d) for d in out]
+    make = ExperimentConfig.from_stored if kernels == "pinned" else ExperimentConfig.from_dict
+    return [make(d) for d in out]
 
 
 def _assert_identical(got: pd.DataFrame, expected: pd.DataFrame) -> None:
@@ -61,6 +63,15 @@ def test_a_stacked_run_is_bit_identical_to_its_plain_run_and_its_pin(case):
         got = h[h["metric"].isin(METRICS)].reset_index(drop=True).copy()
         got["value"] = got["value"].map(float.hex)
         pd.testing.assert_frame_equal(got[pin.columns], pin, check_dtype=False)
+
+
+@pytest.mark.parametrize("case", ["dpdl", "dp_cga_batch_matched", "leasgd", "pdsl_stratified"])
+def test_a_stacked_run_is_bit_identical_to_its_plain_run_with_the_default_kernels(case):
+    configs = _variants(CASES[case], kernels="default")
+    assert configs[0].per_sample_strategy == "bookkeeping" and configs[0].eval_strategy == "per_model"
+    for cfg, res in zip(configs, run_stack(configs, save=False, progress=False)):
+        assert res.meta["stacked_runs"] == 3
+        _assert_identical(res.history, run(cfg, save=False, progress=False).history)
 
 
 @pytest.mark.parametrize("changes", [

@@ -56,7 +56,7 @@ def history(config: dict) -> pd.DataFrame:
     from dpdl_core import run
     from dpdl_core.config import ExperimentConfig
 
-    res = run(ExperimentConfig.from_dict(config), save=False, progress=False)
+    res = run(ExperimentConfig.from_stored(config), save=False, progress=False)
     h = res.history
     return h[h["metric"].isin(METRICS)].reset_index(drop=True)
 

@@ -46,7 +46,7 @@ def _attack(spec: dict) -> tuple[ExperimentConfig, AttackSpec]:
     a = dict(spec["attack"])
     a["rounds"] = tuple(a["rounds"])
     a["inversion"] = InversionConfig(**a["inversion"])
-    return ExperimentConfig.from_dict(spec["config"]), AttackSpec(**a)
+    return ExperimentConfig.from_stored(spec["config"]), AttackSpec(**a)
 
 
 def estimate_seconds(spec: dict) -> float:

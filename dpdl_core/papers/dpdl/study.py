@@ -90,9 +90,6 @@ _BIPARTITE_DEGREE = 5
 # Seconds per evaluation of all N agents' models on the 10,000 test images (fitted to the
 # stored runs' wall times less their training rounds).
 _SECONDS_PER_EVAL = {"mnist": 12.0, "cifar10": 35.0}
-# The per-model per-sample kernel's speed-up of a whole round on CIFAR-10's CNN; LeNet (MNIST)
-# runs slower with it, so MNIST keeps vmap's. Source: docs/benchmarks.md, "Planner estimates".
-_PER_MODEL_SPEEDUP = {"cifar10": 1.4}
 
 MNIST = dict(n_agents=10, alpha_d=0.25, rounds=1000, batch_size=216, train_samples=None, eval_samples=None,
              eval_every=50, epsilon=0.5, checkpoint_every=25)
@@ -137,10 +134,8 @@ def study() -> Study:
     runs: list[StudyRun] = []
 
     def add(key, purpose, priority, cfg):
-        # The faster test-set evaluation; a run stored with the vmap one counts as its twin.
-        cfg = cfg.replace(eval_strategy="per_model")
-        if cfg.dataset in _PER_MODEL_SPEEDUP and cfg.per_sample_strategy == "vmap":  # the faster kernel; likewise twins
-            cfg = cfg.replace(per_sample_strategy="per_model")
+        # Every run is declared with the default (fastest) kernels; one stored with another
+        # kernel or the vmap evaluation counts as its twin.
         # The setting is the key's middle without the noise mode, graph and eps (tags of their own).
         setting, mode = key.split("/")[1:-2], "equal_eps" if cfg.sigma_rule == "rdp" else "paper_noise"
         setting = [p for p in setting if p not in ("paper_noise", "equal_eps", *GRAPHS) and not p.startswith("eps")]
