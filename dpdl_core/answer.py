@@ -248,9 +248,9 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
 
         if paper not in algorithms():
             continue
-        own = audit[(audit["mechanism"] == display_name(paper)) & (audit["noise"] == "paper")]
+        own = audit[(audit["mechanism"] == display_name(paper)) & audit["noise"].str.startswith("paper")]
         for r in own.itertuples():
-            privacy[paper] += (f" Audited at nominal {r.nominal:g} ({r.rounds} rounds): ε ≥ {r.audited_min:.2f} at 95% "
+            privacy[paper] += (f" Audited at nominal {r.nominal:g} ({r.rounds:,} rounds): ε ≥ {r.audited_min:.2f} at 95% "
                                f"confidence, so the stated ε is {r.stated}.")
     claims = claims.reindex(columns=COLUMNS)
     claims[["calibration", "calibration_note"]] = claims[["calibration", "calibration_note"]].fillna("")
@@ -270,9 +270,10 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
 
 
 AUDIT_INTRO = ("What a neighbour who sees one agent's messages can provably learn: canaries in one agent's data, "
-               "the one-run audit of Steinke, Nasr & Jagielski (2023), MNIST at the DPDL paper's N and batch, "
-               "200 rounds (the accountant's ε is for those rounds). An audited ε above the nominal one proves, at "
-               "95% confidence, that the stated ε does not hold ([docs/privacy.md](docs/privacy.md), \"Auditing\").")
+               "the one-run audit of Steinke, Nasr & Jagielski (2023), MNIST at each paper's N and batch size (the "
+               "DPDL paper's for DPDL and its baselines), for the rounds shown (the accountant's ε is for those "
+               "rounds). An audited ε above the nominal one proves, at 95% confidence, that the stated ε does not "
+               "hold ([docs/privacy.md](docs/privacy.md), \"Auditing\").")
 
 
 def _audit_summary() -> pd.DataFrame:

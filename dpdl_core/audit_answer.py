@@ -10,7 +10,10 @@ import pandas as pd
 
 __all__ = ["audit_figure", "audit_markdown", "audit_summary"]
 
-_NOISE = {"authors_code": "paper", "rdp": "equal ε"}
+# The σ rule of each audited run, as the table names it. "paper" is the rule a paper's study
+# runs as the paper's noise (PDSL: the per-message σ_b standing in for Theorem 1's σ = ∞).
+_NOISE = {"authors_code": "paper", "rdp": "equal ε", "per_message": "paper (σ_b)", "leasgd_common": "paper",
+          "pdsl_code_base": "code base", "pdsl_theorem1": "Theorem 1"}
 
 
 def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -34,10 +37,14 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
                      "nominal": nominal, "accountant": float(g["epsilon_accountant"].max()), "audited": audited,
                      "audited_min": low, "neighbour": g["epsilon_audit"].tolist(), "seeds": len(g), "m": int(m),
                      "stated": stated})
-    order = {"paper": 0, "equal ε": 1}
     frame = pd.DataFrame(rows)
-    return frame.sort_values(["noise", "mechanism"], key=lambda c: c.map(order).fillna(2) if c.name == "noise" else c,
+    return frame.sort_values(["noise", "mechanism"], key=lambda c: c.map(_noise_rank) if c.name == "noise" else c,
                              kind="stable").reset_index(drop=True)
+
+
+def _noise_rank(noise: str) -> int:
+    """The papers' noise first, then equal ε, then the other readings, then none."""
+    return 0 if noise.startswith("paper") else 1 if noise == "equal ε" else 3 if noise.startswith("none") else 2
 
 
 def _num(x: float) -> str:
@@ -47,19 +54,18 @@ def _num(x: float) -> str:
 
 
 def audit_markdown(summary: pd.DataFrame, detail: bool = False) -> list[str]:
-    """The table's lines; ``detail`` adds the neighbour's audit, the channel, the rounds,
-    seeds and canaries (docs/answer.md)."""
-    head = "| mechanism | noise | nominal ε | accountant ε (upper) | audited ε ≥, 95% (lower) | the stated ε |"
+    """The table's lines (the rounds each audit ran: the accountant's ε is for them);
+    ``detail`` adds the neighbour's audit, the channel, seeds and canaries (docs/answer.md)."""
+    head = "| mechanism | noise | rounds | nominal ε | accountant ε (upper) | audited ε ≥, 95% (lower) | the stated ε |"
     if detail:
-        head += " neighbour's audit | channel | rounds | seeds | canaries |"
+        head += " neighbour's audit | channel | seeds | canaries |"
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in summary.itertuples():
         audited = " / ".join(f"{a:.2f}" for a in r.audited)
-        row = (f"| {r.mechanism} | {r.noise} | {_num(r.nominal)} | {_num(r.accountant)} | {audited} | "
+        row = (f"| {r.mechanism} | {r.noise} | {r.rounds:,} | {_num(r.nominal)} | {_num(r.accountant)} | {audited} | "
                f"{r.stated} |")
         if detail:
-            row += (f" {' / '.join(f'{a:.2f}' for a in r.neighbour)} | {r.channel} | {r.rounds} | {r.seeds} | "
-                    f"{r.m:,} |")
+            row += f" {' / '.join(f'{a:.2f}' for a in r.neighbour)} | {r.channel} | {r.seeds} | {r.m:,} |"
         lines.append(row)
     return lines
 

@@ -23,8 +23,8 @@ def test_the_stated_epsilon_is_violated_only_where_every_seed_proves_it():
     assert s.loc[("DP-DPSGD", "equal ε"), "stated"] == "not shown violated"
     assert s.loc[("DP-DPSGD", "none (σ = 0)"), "stated"].startswith("—")
     lines = audit_markdown(audit_summary(table))
-    assert lines[0].startswith("| mechanism | noise | nominal ε |") and len(lines) == 2 + 4
-    assert "| DPDL | paper | 0.5 | 4 | 1.04 / 0.72 | violated |" in lines
+    assert lines[0].startswith("| mechanism | noise | rounds | nominal ε |") and len(lines) == 2 + 4
+    assert "| DPDL | paper | 200 | 0.5 | 4 | 1.04 / 0.72 | violated |" in lines
 
 
 def test_the_readme_answer_shows_the_committed_audits():
@@ -35,3 +35,15 @@ def test_the_readme_answer_shows_the_committed_audits():
     assert len(audits) and "### Privacy audit (beyond the papers)" in block
     for r in audits.itertuples():
         assert f"| {r.mechanism} | {r.noise} |" in block
+
+
+def test_each_papers_noise_is_named_and_listed_first():
+    """PDSL's σ_b and LEASGD's common σ₂ are their papers' noise, listed with DPDL's before
+    equal ε, the other readings (PDSL's code base) and no noise."""
+    table = pd.DataFrame([_row("DP-DPSGD", "rdp", np.nan, 5.5, accountant=np.inf), _row("PDSL", "pdsl_code_base", 0.3, 2.7),
+                          _row("DP-DPSGD", "rdp", 0.5, 0.02), _row("LEASGD", "leasgd_common", 5.0, 0.45),
+                          _row("PDSL", "per_message", 0.3, 0.0), _row("DPDL", "authors_code", 0.5, 1.04)])
+    s = audit_summary(table)
+    assert s["noise"].tolist() == ["paper", "paper", "paper (σ_b)", "equal ε", "code base", "none (σ = 0)"]
+    assert s["mechanism"].tolist()[:3] == ["DPDL", "LEASGD", "PDSL"]
+    assert s.set_index("noise").loc["code base", "stated"] == "violated"
