@@ -139,12 +139,13 @@ class AuditSpec:
 
 
 class CanaryAuditor:
-    """Injects the canaries into the victim's clipped sums and observes one channel.
+    """Injects the canaries into the victim's releases and observes one channel.
 
     Installed as a tap of :func:`~dpdl_core.loop.training_rounds`: :meth:`probe` draws the
     round's sampled canaries before the step, :meth:`observe` adds the victim's messages of
     the channel to a running sum (the scores are linear in the messages). :meth:`install`
-    wraps the run's engine's ``clipped_sums`` (that instance only).
+    wraps the run's engine's ``clipped_sums`` or, for batch clipping, its
+    ``batch_gradients`` and the run context's ``noise`` (those instances only).
     """
 
     def __init__(self, prep, spec: AuditSpec, victim: int, coords: torch.Tensor, included: np.ndarray, q: float):
