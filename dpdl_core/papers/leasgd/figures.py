@@ -27,7 +27,7 @@ import pandas as pd
 
 from dpdl_core.algorithms import algorithms, display_name
 from dpdl_core.claims import claims_frame
-from dpdl_core.config import ExperimentConfig
+from dpdl_core.config import DEVICES, ExperimentConfig
 from dpdl_core.outputs import Output
 from dpdl_core.plan import RunGroup, select_groups
 from dpdl_core.plotting import caption, legend_below, save_figure
@@ -55,7 +55,6 @@ PAIR = ("leasgd", "dp_dpsgd")
 # The paper's names in the reference CSV and its legends.
 PAPER_NAMES = {"leasgd": "LEASGD", "dp_dpsgd": "D-PSGD"}
 COLORS = {"leasgd": "C0", "dp_dpsgd": "C1"}
-DEVICES = ("cpu", "cuda", "auto")
 
 
 def _settings(cls, profile: str, key: str):
