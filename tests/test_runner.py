@@ -82,7 +82,8 @@ def test_benchmark_script_runs_and_reports_ratios(tmp_path):
     assert row["edges"] == 60 and row["params"] == 5142
     for key in ("engine_round_s", "per_edge_loop_round_s", "naive_round_s", "speedup_vs_per_edge", "speedup_vs_naive",
                 "kernel_fraction", "engine_microbatch_round_s", "microbatch_loop_round_s", "speedup_vs_microbatch_loop",
-                "microbatch_kernel_fraction_of_sgemm", "microbatch_loop_fraction_of_sgemm"):
+                "microbatch_kernel_fraction_of_sgemm", "microbatch_loop_fraction_of_sgemm", "bookkeeping_round_s",
+                "bookkeeping_speedup_vs_engine"):
         assert row[key] > 0
 
 
