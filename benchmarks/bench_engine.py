@@ -129,8 +129,8 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     batch_size = spec.get("batch_size", batch_size)
     cfg = preset(spec["dataset"], spec["topology"], n_agents=spec["n_agents"], batch_size=batch_size, epsilon=None,
                  **({"model": spec["model"]} if "model" in spec else {}))
-    # "The engine" of every row is the vmap kernel (the rows before the book-keeping kernel
-    # became the default); that kernel is timed beside it.
+    # "The engine" of every row is the vmap kernel, the yardstick of docs/benchmarks.md's
+    # engine tables; the default book-keeping kernel is timed beside it.
     cfg = cfg.replace(sigma_rule="fixed", sigma=1.0, epsilon=None, device=device, per_sample_strategy="vmap")
     prep = prepare(cfg)
     eng, alg, ctx = prep.engine, prep.algorithm, prep.ctx
