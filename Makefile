@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m pip install --quiet -c requirements.lock -e '.[dev]'
 	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python ($(KERNEL))"
 	@# The registries' names, cached so that the first mistyped name answers before torch loads.
-	@$(PY) -c "from dpdl_core.config import registry_choices; registry_choices()"
+	@$(PY) -c "from dpdl_core.runs.config import registry_choices; registry_choices()"
 	@touch $@
 
 test: pytest nbval report-check ## Run the unit tests, every notebook under the smoke profile, and check the report in a browser

@@ -124,7 +124,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
     kernel of an ``Engine(compile=True)`` to the interleaved variants (its compilation
     happens in the warm-up call and is reported separately)."""
     from dpdl_core.papers.dpdl import preset
-    from dpdl_core.runner import prepare
+    from dpdl_core.runs.runner import prepare
 
     batch_size = spec.get("batch_size", batch_size)
     cfg = preset(spec["dataset"], spec["topology"], n_agents=spec["n_agents"], batch_size=batch_size, epsilon=None,
@@ -151,7 +151,7 @@ def bench_case(name: str, spec: dict, repeats: int = 3, naive_edges: int = 2, ba
         "microbatch_loop": lambda: _microbatch_loop_sums(eng.module, Xe, xb[j], yb[j], cfg.clip),
         "sgemm": sgemm,
     }
-    from dpdl_core.engine import Engine
+    from dpdl_core.sim.engine import Engine
 
     # The per-model kernel (config per_sample_strategy: per_model) on the same module.
     peng = Engine(copy.deepcopy(eng.module), eng.device, strategy="per_model")
@@ -266,13 +266,13 @@ def bench_run_overhead(rounds: int = 20, repeats: int = 3, batch_size: int = 216
     and per-eval costs kept at their rates."""
     import tempfile
 
-    from dpdl_core import runner
-    from dpdl_core.algorithms import get_algorithm
-    from dpdl_core.algorithms.base import RunContext
-    from dpdl_core.engine import Engine
-    from dpdl_core.loop import training_rounds
     from dpdl_core.papers.dpdl import preset
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs import runner
+    from dpdl_core.runs.results import ResultStore
+    from dpdl_core.sim.algorithms import get_algorithm
+    from dpdl_core.sim.algorithms.base import RunContext
+    from dpdl_core.sim.engine import Engine
+    from dpdl_core.sim.loop import training_rounds
 
     if variant == "authors":
         cfg = preset("mnist", "bipartite", variant="authors", n_agents=10, rounds=rounds, checkpoint_every=10)

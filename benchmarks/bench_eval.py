@@ -18,8 +18,8 @@ from results_io import write_results
 from timing import parse_common, sync
 
 import dpdl_core.papers  # noqa: F401  (registers the papers' models)
-from dpdl_core.engine import Engine
-from dpdl_core.models import build_model
+from dpdl_core.sim.engine import Engine
+from dpdl_core.sim.models import build_model
 
 __all__ = ["main", "bench_model"]
 

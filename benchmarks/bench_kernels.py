@@ -20,6 +20,7 @@ Run: ``python benchmarks/bench_kernels.py [--thread-counts 1,2] [--cases lenet,d
 from __future__ import annotations
 
 import argparse
+
 import torch
 import torch.nn.functional as F
 from results_io import write_results
@@ -86,9 +87,9 @@ def thin_gemms(module: torch.nn.Module, shape: tuple[int, ...], B: int, k: int, 
 def bench_case(name: str, dataset: str, B: int, device: str, repeats: int, unit: int = 1) -> dict:
     """Seconds, GFLOP/s and sgemm share of every kernel on one case."""
     from dpdl_core import papers
-    from dpdl_core.data import input_shape
-    from dpdl_core.engine import Engine
-    from dpdl_core.models import build_model
+    from dpdl_core.sim.data import input_shape
+    from dpdl_core.sim.engine import Engine
+    from dpdl_core.sim.models import build_model
 
     papers.load_all()
     shape = input_shape(dataset)

@@ -135,7 +135,7 @@ def bench(
     """Run the benchmark; see the module docstring for what is measured."""
     from dpdl_core.papers.pdsl import preset
     from dpdl_core.papers.pdsl.shapley import shapley_round
-    from dpdl_core.runner import prepare
+    from dpdl_core.runs.runner import prepare
 
     cfg = preset("mnist", "pdsl", "fully_connected", n_agents=10, batch_size=250, device=device,
                  algo={"permutations": permutations})

@@ -25,9 +25,9 @@ from results_io import write_results
 from timing import interleaved, parse_common
 
 import dpdl_core.papers  # noqa: F401  (registers the papers' models)
-from dpdl_core.engine import Engine
-from dpdl_core.models import build_model
 from dpdl_core.papers.pdsl.evaluation import StackedEvaluator
+from dpdl_core.sim.engine import Engine
+from dpdl_core.sim.models import build_model
 
 __all__ = ["main", "bench_batch_grad", "bench_value"]
 

@@ -6,7 +6,7 @@ Two measures per case, all variants in one process taking turns within each repe
 
 - **rounds**: the training rounds alone (runs prepared beforehand): the engine's and the
   loop's throughput.
-- **end to end**: :func:`dpdl_core.runner.run_stack` with nothing stored (``save=False``):
+- **end to end**: :func:`dpdl_core.runs.runner.run_stack` with nothing stored (``save=False``):
   preparation (data split, σ calibration), the rounds and the final evaluation, as a sweep
   pays them.
 
@@ -41,7 +41,7 @@ CASES = {
 
 
 def _configs(case: str, algorithm: str, rounds: int, R: int, device: str):
-    from dpdl_core.config import ExperimentConfig
+    from dpdl_core.runs.config import ExperimentConfig
 
     base = {**CASES[case], "algorithm": algorithm, "rounds": rounds, "eval_every": rounds, "device": device,
             "checkpoint_every": 0}
@@ -51,9 +51,9 @@ def _configs(case: str, algorithm: str, rounds: int, R: int, device: str):
 def _rounds_only(configs, device: str):
     """A callable that trains ``configs`` as one stack for their rounds (prepared once; the
     state restarts from x_0 each call, the random streams go on)."""
-    from dpdl_core.loop import training_rounds
-    from dpdl_core.runner import prepare
-    from dpdl_core.stacking import build_stack
+    from dpdl_core.runs.runner import prepare
+    from dpdl_core.runs.stacking import build_stack
+    from dpdl_core.sim.loop import training_rounds
 
     stack = build_stack([prepare(c) for c in configs])
     X0 = stack.initial_models()
@@ -68,7 +68,7 @@ def _rounds_only(configs, device: str):
 
 
 def _end_to_end(configs, device: str):
-    from dpdl_core.runner import run_stack
+    from dpdl_core.runs.runner import run_stack
 
     def go():
         run_stack(configs, save=False, progress=False)

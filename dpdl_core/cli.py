@@ -48,9 +48,9 @@ def _user_error_types() -> tuple[type, ...]:
     profile and name checks (each message names the allowed values)."""
     types: list[type] = [UserError, ValueError, FileNotFoundError, PermissionError, NotADirectoryError]
     # Only modules a command already imported can have raised their errors.
-    for module, name in (("dpdl_core.data.acquisition", "DataUnavailableError"),
-                         ("dpdl_core.studies", "SubsetDataError"),
-                         ("dpdl_core.runner", "ResultNotSaved"),
+    for module, name in (("dpdl_core.sim.data.acquisition", "DataUnavailableError"),
+                         ("dpdl_core.runs.studies", "SubsetDataError"),
+                         ("dpdl_core.runs.runner", "ResultNotSaved"),
                          ("jupyter_client.kernelspec", "NoSuchKernel")):
         if module in sys.modules:
             types.append(getattr(sys.modules[module], name))
@@ -76,8 +76,8 @@ def _results_store(path: str | None, *, create: bool = True, require: bool = Tru
     """The results store at ``path`` (default ``$DPDL_RESULTS_DIR`` or ``data/results``),
     checked to be a folder this process can write (``create``), or one that exists
     (``require``; else a missing folder reads as an empty store); ``read_only``: opened so
-    that reading it changes nothing (:class:`~dpdl_core.results.ResultStore`)."""
-    from .results import RESULTS_ENV, ResultStore, default_results_dir
+    that reading it changes nothing (:class:`~dpdl_core.runs.results.ResultStore`)."""
+    from .runs.results import RESULTS_ENV, ResultStore, default_results_dir
 
     root = Path(path) if path else default_results_dir()
     origin = "--results" if path else (f"${RESULTS_ENV}" if os.environ.get(RESULTS_ENV) else "the default results folder")
@@ -104,7 +104,7 @@ def _results_store(path: str | None, *, create: bool = True, require: bool = Tru
 
 
 def _cmd_run(args) -> int:
-    from .config import ExperimentConfig, precheck
+    from .runs.config import ExperimentConfig, precheck
 
     precheck(args.config, args.set)  # a typo or a bad number answers before torch loads
     cfg = ExperimentConfig.from_yaml(args.config) if args.config else ExperimentConfig()
@@ -118,7 +118,7 @@ def _cmd_run(args) -> int:
         if not torch.cuda.is_available():
             raise UserError("device=cuda but torch sees no CUDA GPU here; use --set device=cpu, or device=auto "
                             "(the GPU when there is one)")
-    from .runner import run
+    from .runs.runner import run
 
     store = _results_store(args.results)
     result = run(cfg, store=store, force=args.force)
@@ -155,8 +155,8 @@ def _papers(values: list[str] | None) -> list[str] | None:
 
 
 def _cmd_figures(args) -> int:
-    from .pipeline import COMMITTED_NOTEBOOKS, execute_notebooks
-    from .progress import format_seconds
+    from .sim.progress import format_seconds
+    from .verdicts.pipeline import COMMITTED_NOTEBOOKS, execute_notebooks
 
     only = None if args.only is None else [name.strip() for name in args.only if name.strip()]
     if only == []:
@@ -173,7 +173,7 @@ def _cmd_figures(args) -> int:
     args.profile = args.profile or "cpu"
     papers = _papers(args.paper)
     if args.committed and papers:
-        from .studies import study_papers
+        from .runs.studies import study_papers
 
         papers = [p for p in papers if p in study_papers()] or papers
     report = execute_notebooks(args.profile, args.kernel, papers=papers, only=only)
@@ -188,7 +188,7 @@ def _cmd_figures(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .pipeline import build_report
+    from .verdicts.pipeline import build_report
 
     if args.figures is not None and not args.figures.is_dir():
         raise UserError(f"--figures {args.figures} is not a folder; pass the folder `make figures` writes "
@@ -200,7 +200,7 @@ def _cmd_report(args) -> int:
 
 def _cmd_summary(args) -> int:
     from . import papers
-    from .plotting import PROFILE_ENV
+    from .verdicts.plotting import PROFILE_ENV
 
     os.environ[PROFILE_ENV] = args.profile  # the summary is one of this profile's outputs
     texts, missing = [], []
@@ -217,12 +217,12 @@ def _cmd_summary(args) -> int:
 
 
 def _cmd_plan(args) -> int:
-    from .plan import Benchmark, format_plan, make_plan
+    from .runs.plan import Benchmark, format_plan, make_plan
 
     if args.study:
         _only_for(args, ("profile", "executor", "results", "benchmark"), "`plan` without --study",
                   "`plan --study` lists every run of the papers' studies")
-        from .studies import describe_runs, load_study, study_papers
+        from .runs.studies import describe_runs, load_study, study_papers
 
         print("\n\n".join(describe_runs(load_study(p)) for p in _papers(args.paper) or study_papers()))
         return 0
@@ -252,7 +252,7 @@ def _only_for(args, names: tuple[str, ...], where: str, instead: str) -> None:
 
 
 def _cmd_study(args) -> int:
-    from .studies import describe_runs, finish_line, load_study, run_study, runs_left, study_papers
+    from .runs.studies import describe_runs, finish_line, load_study, run_study, runs_left, study_papers
 
     papers = _papers(args.paper) or study_papers()
     studies = sorted((load_study(p) for p in papers), key=lambda s: s.order)
@@ -276,7 +276,7 @@ def _cmd_study(args) -> int:
 def _cmd_answer(args) -> int:
     if args.check:
         _only_for(args, ("allow_incomplete",), "writing the answer", "`answer --check` writes nothing")
-    from .answer import answer_rows, missing_runs, shown, write_answer
+    from .verdicts.answer import answer_rows, missing_runs, shown, write_answer
 
     rows = answer_rows()
     changed = write_answer(check=args.check, allow_incomplete=args.allow_incomplete, rows=rows)
@@ -309,7 +309,7 @@ def _cmd_list(args) -> int:
     import dataclasses
 
     if args.kind == "fields":
-        from .config import ExperimentConfig
+        from .runs.config import ExperimentConfig
 
         types = _field_types(ExperimentConfig.__doc__ or "")
         rows = []
@@ -321,18 +321,18 @@ def _cmd_list(args) -> int:
         for name, default, kind in rows:
             print(f"{name:<{width}}  {default}" + (f"  ({kind})" if kind else ""))
     elif args.kind == "algorithms":
-        from .algorithms import algorithms
+        from .sim.algorithms import known_algorithms
 
-        for name, cls in sorted(algorithms().items()):
+        for name, cls in sorted(known_algorithms().items()):
             options = ", ".join(f.name for f in dataclasses.fields(cls.Params))
             print(f"{name:<12} {cls.display_name:<12} options (algo.NAME): {options or 'none'}")
     elif args.kind == "datasets":
-        from .data import DATASETS
+        from .sim.data import DATASETS
 
         for name, spec in DATASETS.items():
             print(f"{name:<12} {spec.pretty}")
     else:
-        from .topology import topologies
+        from .sim.topology import topologies
 
         print("\n".join(topologies()))
     return 0
@@ -347,7 +347,7 @@ def _find_hash(store, prefix: str, results: str | None) -> str:
         return found[0]
     unfinished = sorted(p.stem for p in store.checkpoint_dir.glob("*.pt") if p.stem.startswith(prefix))
     if not found and unfinished:
-        from .runner import read_checkpoint
+        from .runs.runner import read_checkpoint
 
         saved, problem = read_checkpoint(store.checkpoint_path(unfinished[0]), unfinished[0])
         state = f"has rounds 1-{saved['round']}" if saved else f"cannot be resumed ({problem})"

@@ -25,21 +25,21 @@ def _session_threads():
 
 @pytest.fixture(scope="session")
 def mnist():
-    from dpdl_core.data import load_dataset
+    from dpdl_core.sim.data import load_dataset
 
     return load_dataset("mnist")
 
 
 @pytest.fixture(scope="session")
 def cifar():
-    from dpdl_core.data import load_dataset
+    from dpdl_core.sim.data import load_dataset
 
     return load_dataset("cifar10")
 
 
 @pytest.fixture
 def store(tmp_path):
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs.results import ResultStore
 
     return ResultStore(tmp_path / "results")
 

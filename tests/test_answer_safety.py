@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from dpdl_core import answer
 from dpdl_core.cli import main
-from dpdl_core.results import ResultStore
+from dpdl_core.runs.results import ResultStore
+from dpdl_core.verdicts import answer
 
 ROOT = Path(__file__).resolve().parents[1]
 # The smallest committed store: every other study's store is absent from the copies, so

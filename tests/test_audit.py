@@ -1,4 +1,4 @@
-"""The one-run privacy audit (dpdl_core.audit, Steinke, Nasr & Jagielski 2023): the bound is
+"""The one-run privacy audit (dpdl_core.sim.audit, Steinke, Nasr & Jagielski 2023): the bound is
 the exact binomial test where their Theorem 3.1 is tight, exceeds a known ε no more often
 than its confidence allows, sits below the accountant's ε for DP-SGD, catches a run noisier
 on paper than in fact, and is large when nothing is hidden."""
@@ -9,7 +9,7 @@ import torch
 from scipy import stats
 from scipy.special import expit
 
-from dpdl_core.audit import (
+from dpdl_core.sim.audit import (
     AuditResult,
     best_k_epsilon_lower_bound,
     default_k_grid,
@@ -20,8 +20,8 @@ from dpdl_core.audit import (
     one_run_epsilon_lower_bound,
     one_run_p_value,
 )
-from dpdl_core.privacy import rdp_epsilon
-from dpdl_core.seeding import derive_seed
+from dpdl_core.sim.privacy import rdp_epsilon
+from dpdl_core.sim.seeding import derive_seed
 
 CONFIDENCE = 0.95
 SIGNIFICANCE = 1 - CONFIDENCE

@@ -4,7 +4,7 @@ audit's power; and the README's answer carries the committed audits."""
 import numpy as np
 import pandas as pd
 
-from dpdl_core.audit_answer import audit_markdown, audit_summary
+from dpdl_core.verdicts.audit_answer import audit_markdown, audit_summary
 
 
 def _row(mechanism, rule, nominal, audited, seed=0, accountant=4.0):
@@ -28,7 +28,7 @@ def test_the_stated_epsilon_is_violated_only_where_every_seed_proves_it():
 
 
 def test_the_readme_answer_shows_the_committed_audits():
-    from dpdl_core.answer import BEGIN, ROOT, _audit_summary
+    from dpdl_core.verdicts.answer import BEGIN, ROOT, _audit_summary
 
     audits = _audit_summary()
     block = (ROOT / "README.md").read_text().split(BEGIN, 1)[1]

@@ -1,4 +1,4 @@
-"""The audit harness (dpdl_core.audit_run): gradient canaries in a real run audit below the
+"""The audit harness (dpdl_core.runs.audit_run): gradient canaries in a real run audit below the
 accountant's ε for both observers (soundness, over seeds), far above 0 without noise
 (power), show in DPDL's cross-gradients, are stored once and read back; and the same for
 batch clipping (PDSL, DP-CGA clip: batch)."""
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from dpdl_core.audit_run import AuditSpec, audit_cached, audit_path, audit_run, audit_table, main
-from dpdl_core.config import ExperimentConfig
+from dpdl_core.runs.audit_run import AuditSpec, audit_cached, audit_path, audit_run, audit_table, main
+from dpdl_core.runs.config import ExperimentConfig
 
 
 def one_agent_dpsgd(sigma: float, seed: int = 0, **changes) -> ExperimentConfig:

@@ -16,11 +16,11 @@ from guarantees import record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpdl_core import data as D
-from dpdl_core.config import ConfigError, ExperimentConfig
-from dpdl_core.data import DATASETS
-from dpdl_core.runner import prepare
-from dpdl_core.topology import MIN_AGENTS, TopologyError, make_topology
+from dpdl_core.runs.config import ConfigError, ExperimentConfig
+from dpdl_core.runs.runner import prepare
+from dpdl_core.sim import data as D
+from dpdl_core.sim.data import DATASETS
+from dpdl_core.sim.topology import MIN_AGENTS, TopologyError, make_topology
 
 META = {"name": "mnist", "subset": True, "n_train": 4, "n_test": 3, "note": "test"}
 
@@ -200,8 +200,8 @@ def test_mirror_without_the_file_lists_what_was_tried(tmp_path, mirror):
 
 
 def test_command_line_run_with_a_damaged_mirror_exits_2(tmp_path, mirror, monkeypatch, capsys):
-    from dpdl_core import runner
     from dpdl_core.cli import main
+    from dpdl_core.runs import runner
 
     (mirror / "mnist.npz").write_bytes(b"PK\x03\x04 cut short")
     monkeypatch.setenv("DPDL_DATA_DIR", str(tmp_path / "cache"))

@@ -9,13 +9,13 @@ import scipy.optimize
 import torch
 import torch.nn.functional as F
 
-from dpdl_core.algorithms.dp_cga import DPCGA, project_to_cone
-from dpdl_core.algorithms.muffliato import chebyshev_gamma, chebyshev_gossip, default_gossip_steps
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.data import DATASETS, Dataset
-from dpdl_core.models import build_model
-from dpdl_core.runner import prepare, run
-from dpdl_core.topology import make_topology
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.runner import prepare, run
+from dpdl_core.sim.algorithms.dp_cga import DPCGA, project_to_cone
+from dpdl_core.sim.algorithms.muffliato import chebyshev_gamma, chebyshev_gossip, default_gossip_steps
+from dpdl_core.sim.data import DATASETS, Dataset
+from dpdl_core.sim.models import build_model
+from dpdl_core.sim.topology import make_topology
 
 ALL = ["dpdl", "dp_dpsgd", "muffliato", "dp_netfleet", "dp_cga"]
 
@@ -242,7 +242,7 @@ def test_cone_projection_degenerate_inputs(case):
 
 
 def test_cga_falls_back_to_average_and_counts(monkeypatch):
-    import dpdl_core.algorithms.dp_cga as cga
+    import dpdl_core.sim.algorithms.dp_cga as cga
 
     def broken(*a, **k):
         raise RuntimeError("solver failed")

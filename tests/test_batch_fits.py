@@ -8,8 +8,8 @@ training, with one error line on the command line.
 import pytest
 
 from dpdl_core.cli import main
-from dpdl_core.config import ConfigError, ExperimentConfig
-from dpdl_core.runner import prepare
+from dpdl_core.runs.config import ConfigError, ExperimentConfig
+from dpdl_core.runs.runner import prepare
 
 # 400 samples over 4 agents: 100 each (the per_agent partition gives every agent the same number).
 SMALL = dict(n_agents=4, train_samples=400, rounds=1, eval_every=1, eval_samples=50, epsilon=None)

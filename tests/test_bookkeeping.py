@@ -11,10 +11,11 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call
 
-from dpdl_core import bookkeeping, papers
-from dpdl_core.data import input_shape
-from dpdl_core.engine import Engine
-from dpdl_core.models import MODELS, build_model
+from dpdl_core import papers
+from dpdl_core.sim import bookkeeping
+from dpdl_core.sim.data import input_shape
+from dpdl_core.sim.engine import Engine
+from dpdl_core.sim.models import MODELS, build_model
 
 papers.load_all()
 # Every model of the four papers (and the core's), with the dataset it is built for.

@@ -21,15 +21,31 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from dpdl_core.claims import (SPREAD_Z, VERDICTS, Claim, ClaimSpec, Comparison, claims_frame, combine, compare,
-                              difference_margin, expect_judged, margin_from_stats, margin_note, paired_margin, parts_margin, spread_z, welch_df,
-                              table_view)
 from dpdl_core.papers.dpdl import claims as dpdl_claims
 from dpdl_core.papers.dpdl.results import TABLES as DPDL_TABLES
 from dpdl_core.papers.leasgd import claims as leasgd_claims
 from dpdl_core.papers.pdsl import claims as pdsl_claims
 from dpdl_core.papers.straggler import claims as straggler_claims
-from dpdl_core.reporting import load_reference
+from dpdl_core.verdicts.claims import (
+    SPREAD_Z,
+    VERDICTS,
+    Claim,
+    ClaimSpec,
+    Comparison,
+    claims_frame,
+    combine,
+    compare,
+    difference_margin,
+    expect_judged,
+    margin_from_stats,
+    margin_note,
+    paired_margin,
+    parts_margin,
+    spread_z,
+    table_view,
+    welch_df,
+)
+from dpdl_core.verdicts.reporting import load_reference
 
 PAPERS_TEXT = Path(__file__).resolve().parents[2] / "shared" / "papers"
 TEXT_FILES = {"dpdl": "dpdl.txt", "pdsl": "pdsl.txt", "leasgd": "leasgd.txt", "straggler": "straggler_resilient_dp.txt"}
@@ -429,7 +445,7 @@ def test_dpdl_attack_table_carries_the_spread_over_the_attacked_images():
     from types import SimpleNamespace
 
     from dpdl_core.papers.dpdl.attack_results import attack_table
-    from dpdl_core.threat_models import AttackResult
+    from dpdl_core.runs.threat_models import AttackResult
 
     rng = np.random.default_rng(0)
     rows = [{"scenario": sc, "round": 5, "MSE": mse + rng.normal(0, 0.01), "PSNR": psnr + rng.normal(0, 0.2),
@@ -593,7 +609,7 @@ def test_leasgd_figure2_windows_are_paired_by_seed():
 def test_leasgd_figure2_loss_gap_inside_the_one_loss_tolerance_is_a_tie():
     """The package's one loss tolerance: LEASGD 1.5% above D-PSGD at the end in every seed (the
     committed study's gap) is inside 5% of the larger loss, a tie however small the seed spread."""
-    from dpdl_core.claims import LOSS_REL_TOL
+    from dpdl_core.verdicts.claims import LOSS_REL_TOL
 
     T = 1000
     base = np.geomspace(2.0, 0.1, T)

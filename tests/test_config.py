@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from dpdl_core.config import ConfigError, ExperimentConfig, apply_overrides
 from dpdl_core.papers.dpdl import preset as paper_preset
+from dpdl_core.runs.config import ConfigError, ExperimentConfig, apply_overrides
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_new_runs_default_to_the_fastest_kernels_and_stored_ones_keep_theirs():
 
 
 def test_auto_picks_bookkeeping_for_every_model_of_the_papers_and_vmap_for_others():
-    from dpdl_core.models import MODELS, register_model
+    from dpdl_core.sim.models import MODELS, register_model
 
     for name in sorted(MODELS):
         for dataset in ("mnist", "cifar10"):

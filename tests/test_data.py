@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from dpdl_core import data as D
+from dpdl_core.sim import data as D
 
 
 def test_mirror_files_follow_schema(mnist, cifar):

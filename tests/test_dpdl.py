@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.models import build_model
-from dpdl_core.runner import prepare, run
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.runner import prepare, run
+from dpdl_core.sim.models import build_model
 
 
 def reference_round(module, X, V, xb, yb, W, C, lr, beta, alpha, noise=None):
@@ -112,7 +112,7 @@ def test_authors_code_options_run_and_differ():
 
 
 def test_determinism(store, tmp_path):
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs.results import ResultStore
 
     cfg = ExperimentConfig(n_agents=4, batch_size=16, train_samples=800, rounds=4, eval_every=2, eval_samples=200, epsilon=1.0)
     a = run(cfg, store=store)
@@ -141,7 +141,7 @@ class _Messages:
 def test_microbatch_messages_match_the_authors_mechanism():
     """clip_mode=microbatch: M micro-batch mean gradients clipped as clip_grad_norm_ does,
     averaged, plus N(0, σ²C²)/B — the noise divided by the batch size, not by M."""
-    from dpdl_core.loop import training_rounds
+    from dpdl_core.sim.loop import training_rounds
 
     B, M, C, sigma = 8, 4, 1.0, 0.8
     cfg = ExperimentConfig(n_agents=4, batch_size=B, train_samples=400, sigma_rule="fixed", sigma=sigma, clip=C,
@@ -181,8 +181,8 @@ def test_microbatch_messages_match_the_authors_mechanism():
 
 
 def test_authors_variant_is_one_switch():
-    from dpdl_core.config import ConfigError
     from dpdl_core.papers.dpdl import preset
+    from dpdl_core.runs.config import ConfigError
 
     c = preset("mnist", "ring", variant="authors", n_agents=20)
     assert (c.model, c.batch_size, c.momentum, c.lr_decay, c.lr_decay_every, c.sigma_rule) == (
@@ -210,7 +210,7 @@ def test_step_decay_of_the_learning_rate():
 
 
 def test_per_agent_init_gives_each_agent_its_own_seeded_model():
-    from dpdl_core.runner import prepare
+    from dpdl_core.runs.runner import prepare
 
     cfg = ExperimentConfig(n_agents=4, rounds=1, batch_size=8, train_samples=200, eval_samples=50, init="per_agent")
     X = prepare(cfg).initial_models()
@@ -228,7 +228,7 @@ def test_per_agent_init_gives_each_agent_its_own_seeded_model():
 def test_random_sinkhorn_mixing_is_each_agents_row_of_its_own_doubly_stochastic_matrix():
     import networkx as nx
 
-    from dpdl_core.topology import _sinkhorn, make_topology, random_sinkhorn_rows
+    from dpdl_core.sim.topology import _sinkhorn, make_topology, random_sinkhorn_rows
 
     topo = make_topology("bipartite", 10, mixing="random_sinkhorn", seed=3)
     W = topo.W

@@ -28,14 +28,14 @@ import torch
 from guarantees import record
 
 from dpdl_core import __version__
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.executors import LocalExecutor
-from dpdl_core.locking import Lease
 from dpdl_core.papers.dpdl.algorithm import DPDL
-from dpdl_core.results import CorruptResultError, CorruptResultWarning, ResultStore
-from dpdl_core.runner import CheckpointRefusedWarning, run
-from dpdl_core.stacking import plan_stacks
-from dpdl_core.sweep import run_sweep
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.executors import LocalExecutor
+from dpdl_core.runs.locking import Lease
+from dpdl_core.runs.results import CorruptResultError, CorruptResultWarning, ResultStore
+from dpdl_core.runs.runner import CheckpointRefusedWarning, run
+from dpdl_core.runs.stacking import plan_stacks
+from dpdl_core.runs.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 # Tiny private runs (a fixed σ: noise and its generator state matter on resume; a large one
@@ -49,11 +49,11 @@ SWEEP = [ExperimentConfig(**TINY, rounds=10, seed=s) for s in range(4)]
 # an AVX2 CPU changes these runs' last bits).
 SCRIPT = """
 import json, sys
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.executors import LocalExecutor
-from dpdl_core.results import ResultStore
-from dpdl_core.stacking import plan_stacks
-from dpdl_core.sweep import run_sweep
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.executors import LocalExecutor
+from dpdl_core.runs.results import ResultStore
+from dpdl_core.runs.stacking import plan_stacks
+from dpdl_core.runs.sweep import run_sweep
 configs = [ExperimentConfig.from_dict(d) for d in json.loads(sys.argv[2])]
 run_sweep(configs, store=ResultStore(sys.argv[1]), workers=2, progress=False)
 """
@@ -170,7 +170,7 @@ def test_legacy_files_are_read_and_their_gzip_crc_still_checked(store):
 
 
 def test_a_store_that_cannot_be_written_still_reads_and_skips_damage(store, monkeypatch):
-    from dpdl_core import results
+    from dpdl_core.runs import results
 
     h = _saved(store)
     DAMAGE["edited value"](store.path(h))
@@ -204,7 +204,7 @@ def test_temp_files_are_invisible_and_cleared_by_the_leaseholder(store):
     assert not any(p.exists() for p in stale)
 
 
-@pytest.mark.filterwarnings("ignore::dpdl_core.locking.LeaseWaitWarning")  # the waiter's, by design
+@pytest.mark.filterwarnings("ignore::dpdl_core.runs.locking.LeaseWaitWarning")  # the waiter's, by design
 def test_lease_is_exclusive_between_threads_and_reentrant_within_one(tmp_path):
     path = tmp_path / "locks" / "x.lock"
     outer, inner = Lease(path), Lease(path)
@@ -348,7 +348,7 @@ def test_own_checkpoint_is_accepted(store, reference, checkpoint):
 
 
 def test_failed_checkpoint_write_keeps_the_previous_one(store, reference, monkeypatch):
-    from dpdl_core import results
+    from dpdl_core.runs import results
 
     real, calls = os.replace, {"n": 0}
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from dpdl_core.engine import Engine, consensus_distance, gaussian_noise, gossip
-from dpdl_core.models import build_model
+from dpdl_core.sim.engine import Engine, consensus_distance, gaussian_noise, gossip
+from dpdl_core.sim.models import build_model
 
 
 def slow_clipped_sum(module, flat, x, y, clip, unit=1):
@@ -29,7 +29,7 @@ def slow_clipped_sum(module, flat, x, y, clip, unit=1):
                                             ("pdsl_cifar", "cifar10"), ("leasgd_cnn", "cifar10")])
 @pytest.mark.parametrize("unit", [1, 4])
 def test_clipped_sums_match_per_sample_loop(mnist, cifar, model, dataset, unit, strategy):
-    """Both kernels (vmap's, and the per-model one of dpdl_core.per_sample: shared first-layer
+    """Both kernels (vmap's, and the per-model one of dpdl_core.sim.per_sample: shared first-layer
     patches, padding, two linear layers, micro-batch units) against a loop over the units."""
     import dpdl_core.papers  # noqa: F401  (registers the papers' models)
 
@@ -190,7 +190,7 @@ def test_noise_is_drawn_on_the_generators_device():
     moved to where σ lives, so a seed gives a GPU run the CPU run's noise (tests/test_gpu.py
     checks whole runs). The meta device stands in for a GPU: a draw made there would leave
     the CPU generator's stream where it was."""
-    from dpdl_core.seeding import make_rngs
+    from dpdl_core.sim.seeding import make_rngs
 
     rngs = make_rngs(7)
     assert {g.device.type for g in (rngs.batches, rngs.noise, rngs.algorithm)} == {"cpu"}
@@ -216,7 +216,7 @@ def test_compiled_kernel_agrees_with_eager():
     """torch.compile of the shared-batch kernel (Engine(compile=True)) gives the eager
     clipped sums and losses to float rounding; the config flag changes the run's hash only
     when set."""
-    from dpdl_core.config import ExperimentConfig
+    from dpdl_core.runs.config import ExperimentConfig
 
     g = torch.Generator().manual_seed(0)
     eager = Engine(build_model("lenet", "mnist", seed=0))
@@ -241,7 +241,7 @@ def test_microbatch_kernel_equals_a_per_client_microbatch_loop():
     from bench_engine import _microbatch_loop_sums
 
     from dpdl_core.papers.dpdl import preset
-    from dpdl_core.runner import prepare
+    from dpdl_core.runs.runner import prepare
 
     cfg = preset("mnist", "bipartite", n_agents=4, batch_size=32, train_samples=500, model="dpdl_lenet_authors",
                  epsilon=None).replace(sigma_rule="fixed", sigma=1.0, epsilon=None)

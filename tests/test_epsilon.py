@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from dp_accounting import rdp
 
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.privacy import RDP_ORDERS
-from dpdl_core.runner import prepare
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.runner import prepare
+from dpdl_core.sim.privacy import RDP_ORDERS
 
 SIGMA, T, B, N = 1.0, 40, 8, 6
 BASE = dict(n_agents=N, topology="ring", batch_size=B, train_samples=600, rounds=T, sigma_rule="fixed", sigma=SIGMA,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from dpdl_core import pipeline
+from dpdl_core.verdicts import pipeline
 
 SOURCES = pipeline.ROOT / "notebooks"
 
@@ -23,7 +23,7 @@ def plan(monkeypatch):
               group("leasgd", "fig02", 1.0), group("leasgd", "tab01", 0.0), group("leasgd", "ext01", 0.0),
               group("leasgd", "all", 1.0)]
     fake = SimpleNamespace(groups=groups, total=SimpleNamespace(cpu_hours_missing=25.0))
-    from dpdl_core import plan as plan_module
+    from dpdl_core.runs import plan as plan_module
 
     monkeypatch.setattr(plan_module, "make_plan", lambda profile, papers=None: fake)
     monkeypatch.setattr(pipeline.os, "cpu_count", lambda: 1)
@@ -100,7 +100,7 @@ def stored_runs():
     """Every committed study run: paper, key, estimate, recorded wall time and device."""
     import pandas as pd
 
-    from dpdl_core.studies import load_study, study_papers
+    from dpdl_core.runs.studies import load_study, study_papers
 
     frames = []
     for paper in study_papers():

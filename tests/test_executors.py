@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.executors import LocalExecutor, RayExecutor, execute, get_executor, import_ray
-from dpdl_core.results import ResultStore
-from dpdl_core.sweep import Grid, expand, run_sweep
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.executors import LocalExecutor, RayExecutor, execute, get_executor, import_ray
+from dpdl_core.runs.results import ResultStore
+from dpdl_core.runs.sweep import Grid, expand, run_sweep
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install -e .[cluster]); Ray executor "
@@ -146,8 +146,8 @@ def test_what_is_left_of_a_sweep_runs_as_the_whole_sweep_did(monkeypatch, tmp_pa
     the uninterrupted one would have (tests/test_durability.py kills real sweeps)."""
     from concurrent.futures import Future
 
-    import dpdl_core.executors as ex
-    import dpdl_core.runner as runner
+    import dpdl_core.runs.executors as ex
+    import dpdl_core.runs.runner as runner
 
     calls = []
 

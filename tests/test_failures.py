@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from test_newcomer import TINY, _sets, assert_clean_error, cli, in_process, needs_kernel
 
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.results import ResultStore
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.results import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,8 +36,8 @@ def test_a_batch_larger_than_an_agents_data_fails_before_training(tmp_path):
 
 
 def test_a_sweep_refuses_a_batch_that_cannot_fit_before_its_first_run(tmp_path):
-    from dpdl_core.config import ConfigError
-    from dpdl_core.sweep import run_sweep
+    from dpdl_core.runs.config import ConfigError
+    from dpdl_core.runs.sweep import run_sweep
 
     fits = ExperimentConfig.from_dict({**TINY, "rounds": 2})
     too_big = ExperimentConfig.from_dict({**TINY, "rounds": 2, "batch_size": 150, "seed": 1})
@@ -50,7 +50,7 @@ def test_a_sweep_refuses_a_batch_that_cannot_fit_before_its_first_run(tmp_path):
 # -- a finished run that cannot be stored -------------------------------------------------
 def test_a_run_whose_result_cannot_be_written_keeps_its_rounds_and_the_rerun_stores_them(tmp_path, monkeypatch,
                                                                                           capsys):
-    from dpdl_core import runner
+    from dpdl_core.runs import runner
 
     fields = {**TINY, "rounds": 6, "eval_every": 3}
     args = ["run", "--results", str(tmp_path), *[a for k, v in fields.items() for a in ("--set", f"{k}={v}")]]
@@ -101,7 +101,7 @@ def figures(tmp_path, monkeypatch):
     """A figures folder with one cpu figure, as `make figures` leaves it."""
     import matplotlib.pyplot as plt
 
-    from dpdl_core.plotting import caption, save_figure
+    from dpdl_core.verdicts.plotting import caption, save_figure
 
     monkeypatch.setenv("DPDL_FIGURES_DIR", str(tmp_path / "figures"))
     fig, ax = plt.subplots(figsize=(2, 2))
@@ -135,7 +135,7 @@ def test_report_on_a_full_disk_names_the_file(figures, tmp_path, monkeypatch, ca
 
 
 def test_two_reports_at_once_one_waits_or_is_refused_by_name(figures, tmp_path, capsys):
-    from dpdl_core.site import build_lock
+    from dpdl_core.verdicts.site import build_lock
 
     out = tmp_path / "site"
     with build_lock(out):  # another `report` building the same folder
@@ -150,7 +150,7 @@ def test_two_reports_at_once_one_waits_or_is_refused_by_name(figures, tmp_path, 
 DRIVER = """
 import sys
 from pathlib import Path
-from dpdl_core import pipeline
+from dpdl_core.verdicts import pipeline
 from dpdl_core.cli import main
 real = pipeline.execute_notebooks
 def in_tmp(profile, kernel, papers=None, only=None, out_dir=None, notebook_dir=None):
@@ -198,7 +198,7 @@ def notebooks_run(tmp_path, monkeypatch):
     (no kernel, no plan); ``notebooks_run.calls`` lists the notebooks it was asked to run."""
     import papermill
 
-    from dpdl_core import pipeline
+    from dpdl_core.verdicts import pipeline
 
     monkeypatch.setattr(pipeline, "_check_kernel", lambda kernel: None)
     monkeypatch.setattr(pipeline, "_planned_seconds", lambda *a: None)

@@ -31,21 +31,21 @@ from guarantees import record
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dpdl_core.algorithms import algorithms
 from dpdl_core.cli import main
-from dpdl_core import namecache
-from dpdl_core.config import ConfigError, ExperimentConfig, precheck, registry_choices
-from dpdl_core.data import DATASETS, PARTITION_SCHEMES
-from dpdl_core.models import MODELS
-from dpdl_core.privacy import SIGMA_RULES
-from dpdl_core.schedules import SCHEDULES
-from dpdl_core.topology import MIN_AGENTS, TOPOLOGIES
+from dpdl_core.runs import namecache
+from dpdl_core.runs.config import ConfigError, ExperimentConfig, precheck, registry_choices
+from dpdl_core.sim.algorithms import known_algorithms
+from dpdl_core.sim.data import DATASETS, PARTITION_SCHEMES
+from dpdl_core.sim.models import MODELS
+from dpdl_core.sim.privacy import SIGMA_RULES
+from dpdl_core.sim.schedules import SCHEDULES
+from dpdl_core.sim.topology import MIN_AGENTS, TOPOLOGIES
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = "config fuzz cases tried"
 FIELDS = sorted(f.name for f in fields(ExperimentConfig))
-ALGORITHMS = sorted(algorithms())
-SIGMA_RULE_NAMES = sorted(SIGMA_RULES)  # filled in by algorithms() (it loads the papers)
+ALGORITHMS = sorted(known_algorithms())
+SIGMA_RULE_NAMES = sorted(SIGMA_RULES)  # filled in by known_algorithms() (it loads the papers)
 
 # Derandomized and database-free: every run tries the same cases. No deadline, as the
 # machine is shared and a slow example is not a failure.
@@ -156,7 +156,7 @@ def _allowed_strings(params, name: str) -> list[str]:
 def algo_options(draw, algorithm: str) -> dict:
     """Valid options of ``algorithm``: a random subset of its Params fields, values in the
     ranges every algorithm documents (numbers in (0, 1], integers 1..8)."""
-    params = algorithms()[algorithm].Params
+    params = known_algorithms()[algorithm].Params
     out = {}
     for name, types in option_types(params).items():
         if not draw(st.booleans()):
@@ -399,7 +399,7 @@ def test_unknown_top_level_keys_are_listed_with_the_allowed_fields(d, key, value
 @given(st.sampled_from(ALGORITHMS), st.data())
 def test_unknown_algo_options_are_listed_with_the_allowed_options(algorithm, data):
     record(CASES)
-    allowed = sorted(f.name for f in fields(algorithms()[algorithm].Params))
+    allowed = sorted(f.name for f in fields(known_algorithms()[algorithm].Params))
     key = data.draw(keys.filter(lambda k: k not in allowed), label="option")
     msg = rejects(lambda: ExperimentConfig(algorithm=algorithm, algo={key: 1}), "algo", repr(key), algorithm)
     assert all(a in msg for a in allowed), msg
@@ -411,11 +411,11 @@ def test_unknown_algo_options_are_listed_with_the_allowed_options(algorithm, dat
 @FUZZ
 @given(st.sampled_from(ALGORITHMS), st.data())
 def test_bad_algo_option_values_name_the_option(algorithm, data):
-    types = option_types(algorithms()[algorithm].Params)
+    types = option_types(known_algorithms()[algorithm].Params)
     assume(types)  # DP-DPSGD has no options
     name = data.draw(st.sampled_from(sorted(types)), label="option")
     if str in types[name]:
-        allowed = _allowed_strings(algorithms()[algorithm].Params, name)
+        allowed = _allowed_strings(known_algorithms()[algorithm].Params, name)
         value = data.draw(st.one_of(junk, st.integers(), st.floats(), st.none()).filter(lambda v: v not in allowed))
     else:
         # Every numeric option of every algorithm is >= 0 (integers >= 1); bools, strings

@@ -33,7 +33,7 @@ def assert_histories_close(cpu, gpu, eval_samples: int):
 
 def _history(config: dict):
     from dpdl_core import run
-    from dpdl_core.config import ExperimentConfig
+    from dpdl_core.runs.config import ExperimentConfig
 
     res = run(ExperimentConfig.from_dict(config), save=False, progress=False)
     return res.history.sort_values(["metric", "round", "agent"]).reset_index(drop=True)
@@ -47,9 +47,9 @@ def test_cuda_run_matches_cpu(case):
 
 
 def test_stacked_evaluator_on_cuda():
-    from dpdl_core.engine import Engine
-    from dpdl_core.models import build_model
     from dpdl_core.papers.pdsl.evaluation import StackedEvaluator
+    from dpdl_core.sim.engine import Engine
+    from dpdl_core.sim.models import build_model
 
     eng = Engine(build_model("pdsl_mnist", "mnist", seed=0), device="cuda")
     g = torch.Generator().manual_seed(0)
@@ -61,7 +61,7 @@ def test_stacked_evaluator_on_cuda():
 def _first_smoke_configs():
     """The first smoke run of every run group of every paper (PDSL, LEASGD and DPDL's own
     sweeps): each paper's algorithms and models, a few rounds each."""
-    from dpdl_core.plan import paper_groups
+    from dpdl_core.runs.plan import paper_groups
 
     out = []
     for paper in ("dpdl", "pdsl", "leasgd"):

@@ -8,7 +8,7 @@ import torch
 
 from dpdl_core.papers.leasgd import pools
 from dpdl_core.papers.leasgd.privacy import calibrate_sigma, early_stopping, sampling_rates, total_epsilon
-from dpdl_core.topology import make_topology
+from dpdl_core.sim.topology import make_topology
 
 
 def _gen(seed):
@@ -172,7 +172,7 @@ def _direct_rdp(sigma, q, steps, delta):
     import dp_accounting as dpa
     from dp_accounting import rdp
 
-    from dpdl_core.privacy import RDP_ORDERS
+    from dpdl_core.sim.privacy import RDP_ORDERS
 
     acc = rdp.RdpAccountant(orders=RDP_ORDERS)
     acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)), steps)

@@ -6,16 +6,19 @@ import pandas as pd
 import pytest
 import torch
 
-from dpdl_core.algorithms import get_algorithm
-from dpdl_core.config import ConfigError, ExperimentConfig
-from dpdl_core.models import build_model, count_parameters
 from dpdl_core.papers.leasgd import preset
 from dpdl_core.papers.leasgd.algorithm import LEASGDParams
 from dpdl_core.papers.leasgd.claims import tab01_claims
 from dpdl_core.papers.leasgd.figures import (
-    CommSettings, Fig02Settings, Tab01Settings, communication_saving,
+    CommSettings,
+    Fig02Settings,
+    Tab01Settings,
+    communication_saving,
 )
-from dpdl_core.runner import prepare
+from dpdl_core.runs.config import ConfigError, ExperimentConfig
+from dpdl_core.runs.runner import prepare
+from dpdl_core.sim.algorithms import get_algorithm
+from dpdl_core.sim.models import build_model, count_parameters
 
 SMALL = dict(model="logreg", train_samples=600, eval_samples=100, batch_size=8, lr=0.05)
 
@@ -225,7 +228,7 @@ def test_communication_saving_hand_example():
 
 
 def test_table1_claims_hold_on_the_papers_numbers():
-    from dpdl_core.reporting import load_reference
+    from dpdl_core.verdicts.reporting import load_reference
 
     ref = load_reference("leasgd", "leasgd_table1").rename(columns={"n_workers": "m", "total_epsilon": "epsilon"})
     ref["algorithm"] = ref["algorithm"].map({"LEASGD": "leasgd", "D-PSGD": "dp_dpsgd"})
@@ -263,8 +266,8 @@ def test_testing_only_at_the_best_validation_gives_table_1_the_same_row(tmp_path
     early-stopping step and at T_max) equals the one of a run that tests at every
     evaluation, every row it does record is that run's bit for bit, and it skips some."""
     from dpdl_core.papers.leasgd.figures import _run_row
-    from dpdl_core.results import ResultStore
-    from dpdl_core.runner import run
+    from dpdl_core.runs.results import ResultStore
+    from dpdl_core.runs.runner import run
 
     store = ResultStore(tmp_path)
     full = _config(rounds=40, eval_every=2, validation_samples=60)

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from dpdl_core.algorithms import ALGORITHMS, Algorithm, algorithms, register
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.loop import training_rounds
-from dpdl_core.runner import prepare, run
-from dpdl_core.schedules import make_schedule
-from dpdl_core.topology import make_topology
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.runner import prepare, run
+from dpdl_core.sim.algorithms import ALGORITHMS, Algorithm, known_algorithms, register
+from dpdl_core.sim.loop import training_rounds
+from dpdl_core.sim.schedules import make_schedule
+from dpdl_core.sim.topology import make_topology
 
 SMALL = dict(n_agents=6, batch_size=8, train_samples=300, rounds=2, eval_every=2, eval_samples=100,
              epsilon=None, checkpoint_every=0)
@@ -35,7 +35,7 @@ def test_loop_counts_the_vectors_each_algorithm_sends(algorithm, per_link, topol
 
 
 def test_muffliato_counts_every_gossip_step():
-    from dpdl_core.algorithms.muffliato import default_gossip_steps
+    from dpdl_core.sim.algorithms.muffliato import default_gossip_steps
 
     res = run(ExperimentConfig(algorithm="muffliato", topology="ring", **SMALL), save=False)
     K = default_gossip_steps(6, make_topology("ring", 6).spectral_gap)
@@ -52,7 +52,7 @@ def test_random_ring_schedule_draws_a_doubly_stochastic_ring_per_round():
 
 
 def test_a_run_on_a_time_varying_schedule_is_reproducible_and_resumes(tmp_path):
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs.results import ResultStore
 
     cfg = ExperimentConfig(algorithm="dp_dpsgd", topology="ring", schedule="random_ring", **{**SMALL, "rounds": 4})
     a = run(cfg, save=False)
@@ -127,7 +127,7 @@ def test_registering_an_algorithm_is_one_decorated_class():
 
     try:
         register(Halved)
-        assert algorithms()["test_halved_sgd"] is Halved
+        assert known_algorithms()["test_halved_sgd"] is Halved
         res = run(ExperimentConfig(algorithm="test_halved_sgd", algo={"scale": 2.0}, **SMALL), save=False)
         assert np.isfinite(res.curves()["train_loss_mean"]).all()
         with pytest.raises(ValueError, match="two algorithms"):
@@ -149,7 +149,7 @@ def test_every_algorithms_state_lives_on_its_parameters_device():
     here: each algorithm, in the first smoke config of a paper that runs it, must put every
     state tensor on the device of the parameters it is given."""
     from dpdl_core.papers import PAPERS
-    from dpdl_core.plan import paper_groups
+    from dpdl_core.runs.plan import paper_groups
 
     first = {}
     for paper in PAPERS:
@@ -157,7 +157,7 @@ def test_every_algorithms_state_lives_on_its_parameters_device():
             for cfg in group.configs:
                 if isinstance(cfg, ExperimentConfig):
                     first.setdefault(cfg.algorithm, cfg)
-    assert set(first) == set(algorithms()), f"no smoke config runs {sorted(set(algorithms()) - set(first))}"
+    assert set(first) == set(known_algorithms()), f"no smoke config runs {sorted(set(known_algorithms()) - set(first))}"
     for name, cfg in sorted(first.items()):
         prep = prepare(cfg)
         state = prep.algorithm.init_state(prep.engine.initial_params(cfg.n_agents).to("meta"))

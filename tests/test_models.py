@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from dpdl_core.models import MODELS, build_model, count_parameters
+from dpdl_core.sim.models import MODELS, build_model, count_parameters
 
 PINNED = {
     ("lenet", "mnist"): 5142,

@@ -162,7 +162,7 @@ def in_process(capsys, *args: str) -> tuple[int, str]:
 @pytest.fixture
 def no_notebooks(monkeypatch):
     """Fail at once if a command starts executing notebooks (hours for every paper)."""
-    from dpdl_core import pipeline
+    from dpdl_core.verdicts import pipeline
 
     def refuse(*_, **__):
         raise AssertionError("notebooks were started")
@@ -193,7 +193,7 @@ def test_an_empty_name_or_path_is_an_error_not_every_paper_or_the_default(capsys
 
 
 def test_a_hash_or_config_after_the_options_is_read_as_such(capsys):
-    from dpdl_core.studies import load_study
+    from dpdl_core.runs.studies import load_study
 
     store = load_study("leasgd").store()
     prefix = sorted(store.hashes())[0][:8]
@@ -208,7 +208,7 @@ def test_a_hash_or_config_after_the_options_is_read_as_such(capsys):
 
 
 def test_options_a_command_does_not_read_are_refused(capsys, tmp_path):
-    from dpdl_core.studies import load_study
+    from dpdl_core.runs.studies import load_study
 
     root = str(load_study("leasgd").store().root)
     for args, phrase in (
@@ -316,8 +316,8 @@ def test_figures_refuses_an_unknown_kernel_and_an_only_that_matches_nothing():
 def test_report_of_a_profile_never_run_or_a_missing_figures_folder(tmp_path, monkeypatch, capsys):
     assert_clean_error(cli("report", "--profile", "paper", "--figures", str(tmp_path / "absent"),
                            "--out", str(tmp_path / "site")), "is not a folder", "make figures PROFILE=paper")
-    from dpdl_core import pipeline
     from dpdl_core.cli import main
+    from dpdl_core.verdicts import pipeline
 
     (tmp_path / "figures" / "cpu").mkdir(parents=True)  # another profile ran, this one never did
     monkeypatch.setattr(pipeline, "ROOT", tmp_path)
@@ -339,7 +339,7 @@ def test_summary_with_nothing_stored_writes_nothing(tmp_path):
 # -- runs: divergence, Ctrl-C, resume, result file ---------------------------------------
 def test_an_exploding_run_is_marked_diverged_and_stops_early():
     from dpdl_core import ExperimentConfig, run
-    from dpdl_core.runner import EXPLOSION_FACTOR
+    from dpdl_core.runs.runner import EXPLOSION_FACTOR
 
     result = run(ExperimentConfig.from_dict({**TINY, "rounds": 20, "lr": 1e6}), save=False)
     curves = result.curves()
@@ -353,8 +353,8 @@ def test_a_run_told_not_to_stop_on_divergence_runs_every_round_and_says_when_it_
     stopped run up to its stop, then on to the last round; meta says diverged and when, and
     the figures' check of the stored runs says which curve stops and which ran on."""
     from dpdl_core import ExperimentConfig, run
-    from dpdl_core.reporting import check_stored
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs.results import ResultStore
+    from dpdl_core.verdicts.reporting import check_stored
 
     base = {**TINY, "rounds": 20, "lr": 1e6}
     store = ResultStore(tmp_path)
@@ -402,7 +402,7 @@ def test_ctrl_c_stops_after_the_round_and_the_rerun_says_where_it_resumed(tmp_pa
 
 # -- progress off a terminal -------------------------------------------------------------
 PROGRESS_SCRIPT = """
-from dpdl_core.progress import Progress
+from dpdl_core.sim.progress import Progress
 bar = Progress(20, "run abcdef12", "round")
 for k in range(20):
     bar.update(1, loss=f"{0.5:.3g}")
@@ -423,7 +423,7 @@ def test_progress_is_log_lines_off_a_terminal_and_silenced_by_dpdl_progress_0():
 
 
 def test_a_progress_mode_that_is_no_mode_is_warned_about(monkeypatch):
-    from dpdl_core.progress import progress_mode
+    from dpdl_core.sim.progress import progress_mode
 
     monkeypatch.delenv("DPDL_PROGRESS", raising=False)
     default = progress_mode()  # where stderr goes decides
@@ -440,7 +440,7 @@ def test_a_progress_mode_that_is_no_mode_is_warned_about(monkeypatch):
 def test_progress_eta_follows_the_recent_pace(monkeypatch, capsys):
     """Ten slow steps (10 s) then fast ones (1 s), as a LEASGD run that tests often early:
     the ETA reads the latest half of the elapsed time, not the whole run's mean pace."""
-    from dpdl_core import progress as P
+    from dpdl_core.sim import progress as P
 
     clock = [0.0]
     monkeypatch.setattr(P.time, "perf_counter", lambda: clock[0])
@@ -460,10 +460,10 @@ def test_progress_eta_follows_the_recent_pace(monkeypatch, capsys):
 
 
 SWEEP_SCRIPT = """
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.executors import Executor
-from dpdl_core.results import ResultStore
-from dpdl_core.sweep import run_sweep
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.executors import Executor
+from dpdl_core.runs.results import ResultStore
+from dpdl_core.runs.sweep import run_sweep
 
 class Instant(Executor):
     name = "instant"
@@ -498,7 +498,7 @@ def test_a_paper_value_the_paper_lacks_is_a_dash_not_nan():
 def stored(tmp_path):
     """A results store holding one synthetic run (its metadata with an infinite ε)."""
     from dpdl_core import ExperimentConfig
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs.results import ResultStore
 
     cfg = ExperimentConfig.from_dict({**TINY, "rounds": 2})
     history = pd.DataFrame([(1, -1, "train_loss_mean", 2.3), (2, -1, "train_loss_mean", 2.1),
@@ -542,7 +542,7 @@ def test_results_show_of_an_unfinished_run_says_how_far_its_checkpoint_got(store
     import torch
 
     from dpdl_core import __version__
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs.results import ResultStore
 
     store, run_hash = ResultStore(stored[0]), "abcdef0123456789"
     store.checkpoint_dir.mkdir()
@@ -555,7 +555,7 @@ def test_results_show_of_an_unfinished_run_says_how_far_its_checkpoint_got(store
 # -- figures per profile, failures short and stale outputs set aside ----------------------
 @needs_kernel
 def test_smoke_and_cpu_outputs_of_one_notebook_live_side_by_side(tmp_path, monkeypatch, capfd):
-    from dpdl_core.pipeline import execute_notebooks
+    from dpdl_core.verdicts.pipeline import execute_notebooks
 
     monkeypatch.setenv("DPDL_FIGURES_DIR", str(tmp_path / "figures"))
     for profile in ("smoke", "cpu"):
@@ -573,7 +573,7 @@ def test_smoke_and_cpu_outputs_of_one_notebook_live_side_by_side(tmp_path, monke
 
 @needs_kernel
 def test_a_failing_notebook_is_a_short_message_and_its_old_outputs_are_set_aside(tmp_path, monkeypatch, capsys):
-    from dpdl_core.pipeline import execute_notebooks
+    from dpdl_core.verdicts.pipeline import execute_notebooks
 
     sources = tmp_path / "notebooks" / "demo"
     sources.mkdir(parents=True)
@@ -605,7 +605,7 @@ def test_a_failing_notebook_is_a_short_message_and_its_old_outputs_are_set_aside
 
 
 def test_make_figures_eta_starts_from_plans_estimate():
-    from dpdl_core.pipeline import _planned_seconds
+    from dpdl_core.verdicts.pipeline import _planned_seconds
 
     assert _planned_seconds("smoke", ["leasgd"]) > 0  # the paper's notebooks sweep runs the store lacks
     assert _planned_seconds("smoke", ["straggler"]) is None  # no run to plan: the ETA comes from the notebooks
@@ -620,7 +620,7 @@ def test_readme_fits_on_a_screen_and_links_its_docs():
     """The answer comes first: its tally starts within the first 25 lines. The hand-written
     README around the generated answer block fits on a screen; the block itself grows with
     the papers' claims, one short row each (tests/test_studies.py bounds the row length)."""
-    from dpdl_core.answer import BEGIN, END
+    from dpdl_core.verdicts.answer import BEGIN, END
 
     head, rest = README.split(BEGIN, 1)
     block, tail = rest.split(END, 1)

@@ -1,5 +1,5 @@
-"""The paper contract (:mod:`dpdl_core.paper_contract`): every paper conforms, and every
-notebook builder returns an :class:`~dpdl_core.outputs.Output`; a fifth paper living only
+"""The paper contract (:mod:`dpdl_core.verdicts.paper_contract`): every paper conforms, and every
+notebook builder returns an :class:`~dpdl_core.verdicts.outputs.Output`; a fifth paper living only
 under ``tests/fixtures/papers`` (its own dataset, topology, model, per-round metric and
 claim) runs through ``run``, a sweep, ``plan``, its claims and a notebook under nbval with
 no edit to any generic module; a deliberately broken paper fails alone, with a message; and
@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdl_core.outputs import Output
-from dpdl_core.paper_contract import check_paper
 from dpdl_core.papers import PAPERS
-from dpdl_core.plan import paper_groups
+from dpdl_core.runs.plan import paper_groups
+from dpdl_core.verdicts.outputs import Output
+from dpdl_core.verdicts.paper_contract import check_paper
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "papers"
@@ -44,8 +44,8 @@ def test_the_study_half_of_the_contract_is_checked(monkeypatch):
     statement judged by an undeclared claim, are reported."""
     import dataclasses
 
-    from dpdl_core.paper_contract import check_paper
     from dpdl_core.papers.straggler import statements, study
+    from dpdl_core.verdicts.paper_contract import check_paper
 
     monkeypatch.setattr(study, "NOT_JUDGED", {"no_such_claim": "why", "lemma2_p_star": ""})
     first = statements.STATEMENTS[0]
@@ -103,7 +103,7 @@ def _builders(paper: str) -> dict:
 
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_builder_returns_an_output(paper):
-    """Every notebook builder is annotated to return :class:`~dpdl_core.outputs.Output`
+    """Every notebook builder is annotated to return :class:`~dpdl_core.verdicts.outputs.Output`
     (running them is too slow here; the fixture paper's runs, below)."""
     builders = {key: b for key, b in _builders(paper).items() if b}
     assert builders, f"no notebook of {paper} calls a builder"
@@ -113,7 +113,7 @@ def test_every_builder_returns_an_output(paper):
 
 
 def test_output_holds_a_claims_frame():
-    from dpdl_core.claims import claims_frame
+    from dpdl_core.verdicts.claims import claims_frame
 
     out = Output(["a.md"], claims_frame([]))
     assert out.files == (Path("a.md"),) and out.tables == {} and out.figure is None and out.text == ""
@@ -164,8 +164,8 @@ def test_fifth_paper_runs_with_no_generic_edit(tmp_path):
     out = _in_subprocess("""
         import json, warnings
         from dpdl_core import papers
-        from dpdl_core.paper_contract import check_paper
-        from dpdl_core.plan import make_plan, Benchmark
+        from dpdl_core.verdicts.paper_contract import check_paper
+        from dpdl_core.runs.plan import make_plan, Benchmark
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -180,12 +180,12 @@ def test_fifth_paper_runs_with_no_generic_edit(tmp_path):
 
         from dpdl_core.papers.toy.figures import accuracy_table
         from dpdl_core.papers.toy.presets import preset
-        from dpdl_core.runner import run
+        from dpdl_core.runs.runner import run
         res = run(preset(rounds=3), save=False)
         metric = res.history[res.history["metric"] == "toy_consensus"]
 
         import typing
-        from dpdl_core.outputs import Output
+        from dpdl_core.verdicts.outputs import Output
         built = accuracy_table("smoke", workers=1)
         output = isinstance(built, Output) and typing.get_type_hints(accuracy_table)["return"] is Output
         table, claims = built.tables["table"], built.claims
@@ -233,7 +233,7 @@ def test_fifth_papers_notebook_runs_under_nbval(tmp_path):
                          timeout=300)
     assert out.returncode == 0 and "3 passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
     # ... and the report site shows its output, attributed to the paper and the notebook.
-    from dpdl_core.site import build_site
+    from dpdl_core.verdicts.site import build_site
 
     outputs = sorted(p.name for p in (tmp_path / "figures" / "smoke").glob("toy_*"))
     assert outputs, "the notebook wrote no output"

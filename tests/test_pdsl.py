@@ -7,7 +7,6 @@ import pytest
 import torch
 from torch import nn
 
-from dpdl_core.engine import Engine
 from dpdl_core.papers.pdsl.privacy import per_message_sigma, theorem1_phi_min, theorem1_sigma
 from dpdl_core.papers.pdsl.shapley import (
     ShapleyConfig,
@@ -19,6 +18,7 @@ from dpdl_core.papers.pdsl.shapley import (
     shapley_round,
     shapley_weights,
 )
+from dpdl_core.sim.engine import Engine
 
 
 class TableGame:

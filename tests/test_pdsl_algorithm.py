@@ -9,16 +9,16 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call
 
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.engine import Engine
-from dpdl_core.models import build_model
 from dpdl_core.papers.pdsl.algorithm import PDSLParams
 from dpdl_core.papers.pdsl.evaluation import StackedEvaluator, supports
 from dpdl_core.papers.pdsl.presets import preset
 from dpdl_core.papers.pdsl.privacy import per_message_sigma, theorem1_sigma
 from dpdl_core.papers.pdsl.shapley import permutations
-from dpdl_core.privacy import PrivacyError, rdp_epsilon
-from dpdl_core.runner import prepare
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.runner import prepare
+from dpdl_core.sim.engine import Engine
+from dpdl_core.sim.models import build_model
+from dpdl_core.sim.privacy import PrivacyError, rdp_epsilon
 
 
 def small(topology="ring", n_agents=4, **changes):

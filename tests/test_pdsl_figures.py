@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdl_core.claims import claims_frame
 from dpdl_core.papers.pdsl.claims import FLUCTUATION_ROUNDS, figure_claims, table_claims
 from dpdl_core.papers.pdsl.figures import GridSettings, final_losses, grid, loss_claims
 from dpdl_core.papers.pdsl.presets import preset
-from dpdl_core.profiles import load_profile
+from dpdl_core.runs.profiles import load_profile
+from dpdl_core.verdicts.claims import claims_frame
 
 
 def test_presets_are_the_papers_settings():

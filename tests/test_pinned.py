@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from pinned.make_pins import history, platform_signature
 
 PINNED = Path(__file__).resolve().parent / "pinned"

@@ -7,9 +7,17 @@ import pytest
 
 from dpdl_core.cli import main
 from dpdl_core.papers import PAPERS
-from dpdl_core.plan import (EVAL_S_PER_MODEL_IMAGE, FALLBACK_ROWS, RUN_START_S, Benchmark, format_plan, make_plan,
-                             overhead_seconds, paper_groups)
-from dpdl_core.profiles import PROFILES
+from dpdl_core.runs.plan import (
+    EVAL_S_PER_MODEL_IMAGE,
+    FALLBACK_ROWS,
+    RUN_START_S,
+    Benchmark,
+    format_plan,
+    make_plan,
+    overhead_seconds,
+    paper_groups,
+)
+from dpdl_core.runs.profiles import PROFILES
 
 SWEEPING = ("dpdl", "leasgd", "pdsl")  # the papers whose notebooks sweep runs into a store
 
@@ -98,7 +106,7 @@ def test_a_benchmark_file_that_is_missing_or_not_a_benchmark_is_an_error(capsys,
 
 def test_plan_executor_from_the_environment_is_checked(capsys, monkeypatch):
     from dpdl_core.cli import EXECUTOR_CHOICES
-    from dpdl_core.executors import EXECUTORS
+    from dpdl_core.runs.executors import EXECUTORS
 
     assert EXECUTOR_CHOICES == sorted(EXECUTORS)  # the CLI's copy, kept so that --help needs no torch
     monkeypatch.setenv("DPDL_EXECUTOR", "nope")

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from dpdl_core.plotting import legend_below, loss_accuracy_panels, save_figure, series_colours
+from dpdl_core.verdicts.plotting import legend_below, loss_accuracy_panels, save_figure, series_colours
 
 
 def test_series_colours_are_distinct_and_kept_in_order():

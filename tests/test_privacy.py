@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from dpdl_core.papers.dpdl.privacy import authors_code_sigma, theorem1_sigma
-from dpdl_core.privacy import PrivacyError, SigmaRequest, calibrate, rdp_epsilon, rdp_sigma
-from dpdl_core.topology import make_topology
+from dpdl_core.sim.privacy import PrivacyError, SigmaRequest, calibrate, rdp_epsilon, rdp_sigma
+from dpdl_core.sim.topology import make_topology
 
 
 def test_rdp_sigma_meets_target_tightly():

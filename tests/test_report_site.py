@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 from browser_check import check_site, find_chromium
 
-from dpdl_core import pipeline
 from dpdl_core.cli import main
-from dpdl_core.plotting import caption, parse_caption, save_figure
-from dpdl_core.reporting import accountant_note, write_table
-from dpdl_core.site import attribute, build_site, collect_outputs, external_references
+from dpdl_core.verdicts import pipeline
+from dpdl_core.verdicts.plotting import caption, parse_caption, save_figure
+from dpdl_core.verdicts.reporting import accountant_note, write_table
+from dpdl_core.verdicts.site import attribute, build_site, collect_outputs, external_references
 
 SOURCES = pipeline.ROOT / "notebooks"
 DATA = "MNIST subset, 300 train images"
@@ -197,8 +197,8 @@ def test_site_opens_with_the_readmes_answer(site):
 
 
 def test_claims_tables_are_readable(tmp_path):
-    from dpdl_core.claims import Claim, claims_frame
-    from dpdl_core.site import Output, _render_table, plain_math
+    from dpdl_core.verdicts.claims import Claim, claims_frame
+    from dpdl_core.verdicts.site import Output, _render_table, plain_math
 
     frame = claims_frame([Claim(statement="the bound of Thm 1 holds for $\\zeta > 0$", verdict="holds",
                                 evidence={"bound": 0.5}, tolerance="5%", paper="straggler", id="thm1",

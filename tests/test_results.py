@@ -3,8 +3,8 @@ import os
 import pandas as pd
 import pytest
 
-from dpdl_core import results as R
-from dpdl_core.config import ExperimentConfig
+from dpdl_core.runs import results as R
+from dpdl_core.runs.config import ExperimentConfig
 
 
 def _hist(v=1.0):

@@ -1,8 +1,8 @@
 import pytest
 
 from dpdl_core.papers.dpdl.algorithm import DPDL
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.runner import run
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.runner import run
 
 CFG = dict(n_agents=4, batch_size=16, train_samples=800, rounds=6, eval_every=3, eval_samples=200, epsilon=1.0, checkpoint_every=2)
 
@@ -17,7 +17,7 @@ def test_second_run_is_loaded_from_store(store):
 
 
 def test_interrupted_run_resumes_without_loss_or_duplication(store, tmp_path, monkeypatch):
-    from dpdl_core.results import ResultStore
+    from dpdl_core.runs.results import ResultStore
 
     cfg = ExperimentConfig(**CFG)
     reference = run(cfg, store=ResultStore(tmp_path / "ref"))

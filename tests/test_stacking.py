@@ -1,4 +1,4 @@
-"""Stacked runs (dpdl_core.stacking) equal their plain runs bit for bit.
+"""Stacked runs (dpdl_core.runs.stacking) equal their plain runs bit for bit.
 
 Every stackable algorithm of the registry runs its pinned case stacked with two other runs
 that differ in everything a stack lets differ (seed, α_d, ε, η); each history must equal the
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from dpdl_core import runner
-from dpdl_core.algorithms import algorithms, get_algorithm
-from dpdl_core.config import ExperimentConfig
-from dpdl_core.runner import run, run_stack
-from dpdl_core.stacking import build_stack, plan_stacks, stack_key
 from pinned.make_pins import METRICS, platform_signature
+
+from dpdl_core.runs import runner
+from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.runs.runner import run, run_stack
+from dpdl_core.runs.stacking import build_stack, plan_stacks, stack_key
+from dpdl_core.sim.algorithms import get_algorithm, known_algorithms
 
 PINNED = Path(__file__).resolve().parent / "pinned"
 CASES = json.loads((PINNED / "cases.json").read_text())
@@ -42,7 +42,7 @@ def _assert_identical(got: pd.DataFrame, expected: pd.DataFrame) -> None:
 
 def test_every_stackable_algorithm_has_a_pinned_case():
     # The four papers' algorithms (a fixture paper on $DPDL_PAPERS_PATH brings its own).
-    stackable = {name for name in algorithms()
+    stackable = {name for name in known_algorithms()
                  if get_algorithm(name).stackable and get_algorithm(name).__module__.startswith("dpdl_core.")}
     pinned = {c["algorithm"] for c in CASES.values()}
     assert {"dpdl", "dp_dpsgd", "muffliato", "dp_netfleet", "dp_cga", "pdsl", "leasgd"} <= stackable
@@ -147,7 +147,7 @@ def test_runs_resuming_from_different_rounds_finish_as_their_plain_runs(store, m
 def test_algorithms_that_are_not_stackable_run_alone(monkeypatch):
     # Every algorithm of the four papers stacks: take one's declaration away.
     monkeypatch.setattr(get_algorithm("dp_dpsgd"), "stackable", False)
-    alone = [name for name in algorithms() if not get_algorithm(name).stackable]
+    alone = [name for name in known_algorithms() if not get_algorithm(name).stackable]
     assert "dp_dpsgd" in alone
     for name in alone:
         cfg = ExperimentConfig.from_dict({**TINY, "algorithm": name, "epsilon": None})

@@ -1,5 +1,5 @@
 """The papers' result-statement lists (``dpdl_core/papers/<paper>/statements.py``) and their
-checker (:mod:`dpdl_core.statements`).
+checker (:mod:`dpdl_core.verdicts.statements`).
 
 For each paper: every quote is in its text, every judged statement names declared claims and
 every status has what it needs (DPDL's list is checked once it exists). For PDSL, LEASGD and
@@ -26,7 +26,7 @@ from dpdl_core.papers.leasgd import statements as leasgd_statements
 from dpdl_core.papers.pdsl import claims as pdsl_claims
 from dpdl_core.papers.pdsl import statements as pdsl_statements
 from dpdl_core.papers.straggler import statements as straggler_statements
-from dpdl_core.statements import STATUSES, Statement, check_statements, coverage, normalise
+from dpdl_core.verdicts.statements import STATUSES, Statement, check_statements, coverage, normalise
 
 PAPERS_TEXT = Path(__file__).resolve().parents[2] / "shared" / "papers"
 TEXT_FILES = {"dpdl": "dpdl.txt", "pdsl": "pdsl.txt", "leasgd": "leasgd.txt", "straggler": "straggler_resilient_dp.txt"}

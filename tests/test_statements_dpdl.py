@@ -23,8 +23,8 @@ from scipy.stats import ttest_ind_from_stats
 
 from dpdl_core.papers.dpdl import claims
 from dpdl_core.papers.dpdl.statements import STATEMENTS
-from dpdl_core.reporting import load_reference
-from dpdl_core.statements import STATUSES, check_statements, normalise
+from dpdl_core.verdicts.reporting import load_reference
+from dpdl_core.verdicts.statements import STATUSES, check_statements, normalise
 
 TEXT = Path(__file__).resolve().parents[2] / "shared" / "papers" / "dpdl.txt"
 BY_ID = {s.id: s for s in STATEMENTS}

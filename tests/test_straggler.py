@@ -7,7 +7,6 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from dpdl_core.data import DataUnavailableError
 from dpdl_core.papers.straggler import (
     HopSampler,
     LatencyModel,
@@ -26,6 +25,7 @@ from dpdl_core.papers.straggler import (
     thm3_as_printed,
     thm3_diagnostic,
 )
+from dpdl_core.sim.data import DataUnavailableError
 
 PS = (1e-4, 0.5, 0.7)
 # Spec §2 table: t_ss, Lemma 1 latency per hop, per update, for p = 1e-4, 0.5, 0.7.

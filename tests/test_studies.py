@@ -14,11 +14,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdl_core.config import ConfigError, ExperimentConfig
-from dpdl_core.data import SubsetDataError
-from dpdl_core.results import ResultStore
-from dpdl_core.studies import (Job, Study, StudyRun, check_full_data, describe_runs, finish_line, hours_left,
-                               load_study, run_study, runs_left, study_papers, verify_partials, verify_store)
+from dpdl_core.runs.config import ConfigError, ExperimentConfig
+from dpdl_core.runs.results import ResultStore
+from dpdl_core.runs.studies import (
+    Job,
+    Study,
+    StudyRun,
+    check_full_data,
+    describe_runs,
+    finish_line,
+    hours_left,
+    load_study,
+    run_study,
+    runs_left,
+    study_papers,
+    verify_partials,
+    verify_store,
+)
+from dpdl_core.sim.data import SubsetDataError
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
@@ -67,7 +80,7 @@ def _tiny(seed=0, **changes):
 
 
 def test_verify_store_catches_a_file_that_is_not_its_runs(tmp_path):
-    from dpdl_core.runner import run
+    from dpdl_core.runs.runner import run
 
     a, b = _tiny(0), _tiny(1)
     st = Study("toy", "toy", (StudyRun("a", "", 0, a), StudyRun("b", "", 0, b)))
@@ -114,7 +127,7 @@ def test_status_names_each_runs_kind_and_finals_has_a_row_per_stored_training_ru
 
 
 def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_other_checkpoint(tmp_path, monkeypatch):
-    from dpdl_core.runner import run
+    from dpdl_core.runs.runner import run
 
     a, b, c = (_tiny(seed, checkpoint_every=1) for seed in range(3))
     st = Study("toy", "toy", tuple(StudyRun(k, "", 0, cfg, 3600.0) for k, cfg in zip("abc", (a, b, c))))
@@ -133,7 +146,7 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
     # `study plan` counts b's round to go; answer.md, committed, counts whole runs, so that
     # committing a checkpoint leaves it as it was.
     assert hours_left(st.status(store))[0] == pytest.approx(1.5)
-    from dpdl_core.answer import study_progress
+    from dpdl_core.verdicts.answer import study_progress
 
     with monkeypatch.context() as m:
         m.setattr(Study, "store", lambda self, root=None: store)
@@ -147,8 +160,8 @@ def test_verify_partials_accepts_an_unfinished_declared_run_and_names_every_othe
     # The checkpoint resumes where it stopped in a copy of the store (a fresh clone).
     clone = ResultStore(tmp_path / "clone")
     shutil.copytree(store.root / "checkpoints", clone.root / "checkpoints")
-    from dpdl_core import runner
-    from dpdl_core.provenance import provenance
+    from dpdl_core.runs import runner
+    from dpdl_core.runs.provenance import provenance
 
     here = provenance()
     # Resumed on another machine (a later session's): the stored run names that one, and
@@ -170,7 +183,7 @@ def test_a_gpu_twins_checkpoint_is_read_here_left_to_a_gpu_and_dropped_once_the_
     import torch
     import torch.serialization
 
-    from dpdl_core.runner import read_checkpoint, run
+    from dpdl_core.runs.runner import read_checkpoint, run
 
     cfg = _tiny(0, checkpoint_every=1)
     r = StudyRun("a", "", 0, cfg)
@@ -209,8 +222,8 @@ def _first_rounds(cfg: ExperimentConfig, rounds: int) -> pd.DataFrame:
     """The training losses of ``cfg``'s first ``rounds`` rounds as its history records them.
     The config itself is prepared, not one cut to ``rounds``: a σ calibrated by the accountant
     for the whole run (equal ε, LEASGD's common σ) depends on its round count."""
-    from dpdl_core.loop import training_rounds
-    from dpdl_core.runner import prepare
+    from dpdl_core.runs.runner import prepare
+    from dpdl_core.sim.loop import training_rounds
 
     prep = prepare(cfg)
     state = prep.algorithm.init_state(prep.initial_models())
@@ -233,7 +246,7 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     bit of 5 of 22 losses after two rounds, measured in session 12.)"""
     import torch
 
-    from dpdl_core.provenance import machine
+    from dpdl_core.runs.provenance import machine
 
     st = load_study(paper)
     store = st.store()
@@ -250,7 +263,7 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     header, hist = store.load_run(r.found(store))
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(FULL))
     if isinstance(r.work, ExperimentConfig):
-        from dpdl_core import runner
+        from dpdl_core.runs import runner
 
         runner._dataset.cache_clear()
         rounds = 2
@@ -283,13 +296,13 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
 
 
 def test_the_readme_answer_is_what_the_committed_stores_give():
-    from dpdl_core.answer import write_answer
+    from dpdl_core.verdicts.answer import write_answer
 
     assert write_answer(check=True) == [], "run `python -m dpdl_core answer` and commit README.md and docs/answer.md"
 
 
 def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
-    from dpdl_core.answer import COLUMNS, answer_rows
+    from dpdl_core.verdicts.answer import COLUMNS, answer_rows
 
     claims, progress = answer_rows()
     assert list(claims.columns) == COLUMNS
@@ -332,9 +345,9 @@ def test_study_command_on_a_subset_is_one_clear_error(tmp_path):
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")
 def test_paper_profile_runs_refuse_subset_data(monkeypatch):
-    from dpdl_core import runner
-    from dpdl_core.pipeline import _kernel_environment
-    from dpdl_core.profiles import FULL_DATA_ENV
+    from dpdl_core.runs import runner
+    from dpdl_core.sim.data import FULL_DATA_ENV
+    from dpdl_core.verdicts.pipeline import _kernel_environment
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     monkeypatch.delenv(FULL_DATA_ENV, raising=False)
@@ -404,7 +417,8 @@ def test_study_run_exits_1_when_another_worker_holds_every_run_left(tmp_path, mo
     exits 1 (it did nothing); once the run is stored it says the study is complete, exit 0."""
     import threading
 
-    from dpdl_core import cli, studies
+    from dpdl_core import cli
+    from dpdl_core.runs import studies
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     monkeypatch.setenv("DPDL_STUDIES_DIR", str(tmp_path))
@@ -495,7 +509,7 @@ def test_straggler_study_judges_every_fig2_claim_once_every_curve_is_stored(tmp_
 def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
     """A run made with ``study run --device cuda`` is stored under its GPU twin's config (device
     is hashed): the study finds it, verifies it and does not compute the run again."""
-    from dpdl_core.runner import run
+    from dpdl_core.runs.runner import run
 
     cpu = _tiny(3)
     r = StudyRun("a", "", 0, cpu)
@@ -515,7 +529,7 @@ def test_a_run_made_with_the_other_evaluation_counts_and_its_checkpoint_resumes_
     (before the declaration changed) is the same run executed otherwise: the study finds it
     and computes nothing. A run interrupted as that twin resumes as the twin, from its
     checkpoint, not from round 1 as the declared config."""
-    from dpdl_core.runner import run
+    from dpdl_core.runs.runner import run
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     declared = _tiny(8, eval_strategy="per_model", checkpoint_every=1)
@@ -562,8 +576,8 @@ def test_an_algorithms_execution_options_make_twins_and_keep_stored_hashes():
 def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setting: str = "paper_hp",
               graph: str = "bipartite", eps: float | None = None) -> pd.DataFrame:
     """The rows of the DPDL study's ``table()`` for one cell, from per-seed accuracies (%)."""
-    from dpdl_core.algorithms import display_name
     from dpdl_core.papers.dpdl import study as dpdl
+    from dpdl_core.sim.algorithms import display_name
 
     eps = eps or (dpdl.MNIST["epsilon"] if dataset == "mnist" else dpdl.CIFAR["epsilon"])
     rows = []
@@ -727,7 +741,7 @@ def test_studies_md_states_each_studys_run_count():
 def test_the_answer_never_says_a_by_construction_claim_holds_unless_it_does():
     """The straggler paper's "similar across latency models" is inconclusive by construction:
     the last table says "by construction; not evidence" beside its actual status."""
-    from dpdl_core.answer import COLUMNS, answer_markdown
+    from dpdl_core.verdicts.answer import COLUMNS, answer_markdown
 
     row = {c: "" for c in COLUMNS}
     claims = pd.DataFrame([{**row, "paper": "straggler", "id": "similar_across_models", "verdict": "inconclusive",
@@ -745,8 +759,8 @@ def test_the_readme_block_has_a_short_row_for_every_claim_of_the_four_papers():
     """The first screen: every claim a paper declares (but those that hold by construction and
     those a study leaves out, named under the table) has one row in its paper's section, no
     row longer than ROW_LIMIT; each paper's tally adds up to its claims."""
-    from dpdl_core.answer import _not_judged, answer_rows, paper_claims, readme_block
-    from dpdl_core.first_screen import ROW_LIMIT, short
+    from dpdl_core.verdicts.answer import _not_judged, answer_rows, paper_claims, readme_block
+    from dpdl_core.verdicts.first_screen import ROW_LIMIT, short
 
     claims, progress = answer_rows()
     block = readme_block(claims, progress)
@@ -774,7 +788,7 @@ def test_a_claim_reads_its_verdict_only_where_it_is_calibrated():
     verdict in an uncalibrated one does not count; with no calibrated setting the claim is
     "not calibrated" (or "not reproducible as written"), whatever its verdicts; a setting
     still waiting decides nothing."""
-    from dpdl_core.first_screen import standing
+    from dpdl_core.verdicts.first_screen import standing
 
     def rows(*cells):
         return pd.DataFrame([{"verdict": v, "calibration": c, "why": w} for v, c, w in cells])
@@ -795,8 +809,8 @@ def test_a_trend_in_epsilon_is_not_testable_where_every_point_buys_no_privacy():
     """DPDL's CIFAR-10 "grows with eps" as the study ran it: accountant eps 277, 1,421 and
     11,609 at nominal 2, 4, 8 — no point buys privacy, so the trend cannot test the claim; one
     point under the line (18 at nominal 2 on the ring) makes it testable."""
-    from dpdl_core.claims import NOT_TESTABLE_EPSILON
     from dpdl_core.papers.dpdl.study import _testable
+    from dpdl_core.verdicts.claims import NOT_TESTABLE_EPSILON
 
     points = [("bipartite", 2.0), ("bipartite", 4.0), ("bipartite", 8.0)]
     rows = pd.DataFrame({"_topology": "bipartite", "_epsilon": [2.0, 4.0, 8.0],
@@ -811,8 +825,8 @@ def test_the_calibration_rule_on_the_papers_own_numbers():
     """The rule applied to the paper's numbers themselves: the paper's DPDL mean is
     calibrated against itself and within its margin, not 18.5 pp under (the CIFAR-10 cell as
     the study ran it), and a cell without a paper number says so."""
-    from dpdl_core.claims import calibration, worst_calibration
     from dpdl_core.papers.dpdl.study import _calibration_margin, _paper_cell
+    from dpdl_core.verdicts.claims import calibration, worst_calibration
 
     paper, std = _paper_cell("cifar10", "dpdl", 4.0)
     assert (paper, std) == (64.0, pytest.approx(std)) and np.isfinite(std)
@@ -831,8 +845,8 @@ def test_the_calibration_rule_on_the_papers_own_numbers():
 def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
     """The Boston-only sanity band does not apply to the study's California housing: the last
     table gives the study's reason, not "not judged yet" (which would promise a verdict)."""
-    from dpdl_core.answer import COLUMNS, answer_markdown
     from dpdl_core.papers.straggler.study import NOT_JUDGED
+    from dpdl_core.verdicts.answer import COLUMNS, answer_markdown
 
     progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
     text = answer_markdown(pd.DataFrame(columns=COLUMNS), progress)
@@ -846,9 +860,9 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
     """The LEASGD study's answer at the smoke profile's scale: Figure 2's five claims once its
     runs are stored; Table 1's "every cell" claims on the MNIST cells only, never *holds*
     while the CIFAR-10 cells are missing (a missing cell could fail them)."""
-    from dpdl_core.answer import COLUMNS
     from dpdl_core.papers.leasgd import study as S
-    from dpdl_core.runner import run
+    from dpdl_core.runs.runner import run
+    from dpdl_core.verdicts.answer import COLUMNS
 
     store = ResultStore(tmp_path)
     st = S.study("smoke")
@@ -872,7 +886,7 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
                                     for w in waiting["why"])
     assert (rows["paper_value"] != "").all() and (rows["ours"] != "").all()
     # A claim that holds by construction is no evidence: docs/answer.md lists it, the README does not.
-    from dpdl_core.answer import answer_markdown, readme_block
+    from dpdl_core.verdicts.answer import answer_markdown, readme_block
 
     progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
     assert "fewer vectors per iteration" not in readme_block(rows, progress)
@@ -891,9 +905,9 @@ def test_the_pdsl_answer_waits_for_each_cell_and_judges_claims_over_cells_only_w
     several cells (Table I's "PDSL is best": every graph) judged on the stored cells stays
     inconclusive, naming the cells it waits for, unless it already fails; the first cell adds
     per-sample clipping and the Shapley control."""
-    from dpdl_core.answer import COLUMNS
     from dpdl_core.papers.pdsl import study as S
-    from dpdl_core.runner import run
+    from dpdl_core.runs.runner import run
+    from dpdl_core.verdicts.answer import COLUMNS
 
     store = ResultStore(tmp_path)
     st = S.study(50, "smoke")
@@ -982,8 +996,8 @@ def test_pdsl_claims_waiting_on_other_cells_are_not_judged_and_diverged_runs_are
     "not judged" (the README names it as waiting, not as measured); with one M stored the
     row shows that M's accuracies, not a drop of 0; a diverged run is named with the round
     it stopped at, since its row is that round's and not the paper's last."""
-    from dpdl_core.answer import readme_block
     from dpdl_core.papers.pdsl import study as S
+    from dpdl_core.verdicts.answer import readme_block
 
     first, m20 = S.cells("paper")[0], next(c for c in S.cells("paper") if c.m == 20)
     missing = {m20: ["PDSL seed 0"]}
@@ -1070,8 +1084,8 @@ def test_dpdl_attack_cell_is_stored_then_judged_by_the_papers_rule(tmp_path, mon
 def test_an_attack_cell_resumes_after_its_last_finished_training(tmp_path, monkeypatch):
     """Training to the last attacked round is most of a cell's time: a cell stopped after one
     training does not train it again, and leaves no stage file once it is done."""
-    from dpdl_core import threat_models
     from dpdl_core.papers.dpdl.attack_study import _attack
+    from dpdl_core.runs import threat_models
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     cfg, spec = _attack(_tiny_attack_spec())

@@ -1,7 +1,7 @@
 import pytest
 
-from dpdl_core import runner
-from dpdl_core.sweep import Grid, expand, pending, run_sweep
+from dpdl_core.runs import runner
+from dpdl_core.runs.sweep import Grid, expand, pending, run_sweep
 
 BASE = dict(n_agents=3, batch_size=8, train_samples=300, rounds=3, eval_every=3, eval_samples=100, epsilon=None)
 

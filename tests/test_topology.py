@@ -4,7 +4,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from dpdl_core.topology import TopologyError, make_topology, validate_mixing_matrix
+from dpdl_core.sim.topology import TopologyError, make_topology, validate_mixing_matrix
 
 
 @pytest.mark.parametrize("name", ["fully_connected", "bipartite", "ring"])

@@ -1,10 +1,10 @@
 """Paper plug-ins: one subpackage per paper (``dpdl``, ``pdsl``, ``leasgd``, ``straggler``).
 
 A paper package holds what only that paper needs: its own algorithm (registered with
-:func:`dpdl_core.algorithms.register`), its presets, σ rules, topologies, models,
+:func:`dpdl_core.sim.algorithms.register`), its presets, σ rules, topologies, models,
 ``profiles.yaml`` (one section per profile: ``smoke``, ``cpu``, ``paper``), reference
 numbers, figure and table builders and its claims. What it must expose is written down in
-:mod:`dpdl_core.paper_contract`. Its notebooks live in ``notebooks/<paper>/``. Adding a
+:mod:`dpdl_core.verdicts.paper_contract`. Its notebooks live in ``notebooks/<paper>/``. Adding a
 paper is one new folder here (or in a folder named by ``$DPDL_PAPERS_PATH``) plus its
 notebooks: the generic core finds it, and no generic module changes.
 

@@ -54,7 +54,7 @@ def case_configs() -> dict[str, dict]:
 
 def history(config: dict) -> pd.DataFrame:
     from dpdl_core import run
-    from dpdl_core.config import ExperimentConfig
+    from dpdl_core.runs.config import ExperimentConfig
 
     res = run(ExperimentConfig.from_stored(config), save=False, progress=False)
     h = res.history

@@ -17,7 +17,7 @@ Per round t, at every agent i (all agents at once here):
    v_i = Σ_j w_ij ṽ_j (eq. 21), x_i = Σ_j w_ij x̃_j (eq. 22).
 
 All E = Σ_i |𝒩_i| (model, batch) pairs go through one batched
-:meth:`~dpdl_core.engine.Engine.clipped_sums` call.
+:meth:`~dpdl_core.sim.engine.Engine.clipped_sums` call.
 
 Options that reproduce the authors' released code (github DisAIGroup/DPDL) instead of the
 paper — never the default: ``clip_mode="microbatch"`` (the batch split into
@@ -37,8 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...algorithms import Algorithm, register
-from ...validation import check_choice, check_int
+from ...sim import Algorithm, check_choice, check_int, register
 
 CLIP_MODES = ("per_sample", "microbatch")
 COSINE_MODES = ("global", "per_tensor")

@@ -7,7 +7,7 @@ budget. Each notebook calls one builder, :func:`inversion_figure_notebook`,
 :func:`attack_table_notebook` or :func:`attack_algorithms_notebook` (the cells of
 :func:`figure_cell` / :func:`table_cells` / :func:`algorithm_cells` through
 :func:`run_cells`, then drawn or tabulated), which returns an
-:class:`~dpdl_core.outputs.Output`. The paper's numbers come from
+:class:`~dpdl_core.verdicts.outputs.Output`. The paper's numbers come from
 ``reference/dpdl_attack.csv`` beside this file and only ever fill a "paper" column.
 """
 from __future__ import annotations
@@ -19,19 +19,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...algorithms import display_name
-from ...attacks import InversionConfig
-from ...claims import claims_frame
-from ...config import ExperimentConfig
-from ...data import DATASETS, denormalize
-from ...image_metrics import METRIC_NOTE
-from ...outputs import Output
-from ...plotting import caption, figures_dir, save_figure
-from ...profiles import load_profile
-from ...reporting import accountant_note, load_reference, table_output
-from ...results import ResultStore
-from ...progress import progress_enabled
-from ...threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
+from ...runs import SUCCESS_PSNR, AttackResult, AttackSpec, ExperimentConfig, ResultStore, attack_cell, load_profile
+from ...sim import DATASETS, METRIC_NOTE, InversionConfig, denormalize, display_name, progress_enabled
+from ...verdicts import (
+    Output,
+    accountant_note,
+    caption,
+    claims_frame,
+    figures_dir,
+    load_reference,
+    save_figure,
+    table_output,
+)
 from .claims import attack_claims
 from .presets import preset
 
@@ -215,7 +214,7 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
 
     Metrics: MSE and PSNR (normalised space, the paper's columns), SSIM_x100 (SSIM × 100
     on [0, 1] pixels), PSNR_01, and ``success_%`` (share of images with PSNR_01 at or above
-    the dataset's :data:`~dpdl_core.threat_models.SUCCESS_PSNR`), the last two without a
+    the dataset's :data:`~dpdl_core.runs.threat_models.SUCCESS_PSNR`), the last two without a
     paper value. ``ours_std`` and ``n``: the standard deviation of the metric over the
     attacked images and their number (the claims' spread).
     """
@@ -242,7 +241,7 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
 
 def privacy_claim(table: pd.DataFrame) -> pd.DataFrame:
     """The paper's privacy claims per channel (:data:`.claims.ATTACK_SPECS`), as
-    :func:`~dpdl_core.claims.claims_frame`: the DP message is harder to invert than the
+    :func:`~dpdl_core.verdicts.claims.claims_frame`: the DP message is harder to invert than the
     unperturbed one (higher MSE, lower PSNR and SSIM, by more than the stated tolerance plus
     t SE over the attacked images) in every cell, and no DP reconstruction passes the
     success threshold while some unperturbed ones do (inconclusive when none does)."""

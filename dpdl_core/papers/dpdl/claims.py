@@ -1,7 +1,7 @@
 """DPDL's claims as the paper states them, and their rules: accuracy (Tables I–II, §VI-C;
 Tables V–VI, Appendix D) and the gradient-inversion attack (Tables III–IV, Figures 5–6, §VI-D).
 
-Each claim is a :class:`~dpdl_core.claims.ClaimSpec` quoting ``dpdl.txt``. Scopes, from
+Each claim is a :class:`~dpdl_core.verdicts.claims.ClaimSpec` quoting ``dpdl.txt``. Scopes, from
 the text: DPDL best in every cell of every table ("across all settings"); accuracy grows
 with ε and with a denser graph *for our algorithm* (the text's examples are DPDL's, and for
 the baselines the paper's own tables contradict both: 23 ε steps and 93 of 180 graph
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ...algorithms import display_name
-from ...claims import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, paired_margin
+from ...sim import display_name
+from ...verdicts import Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, paired_margin
 
 __all__ = ["SPECS", "ACCURACY_TOL", "ATTACK_SPECS", "ATTACK_TOL", "RULES", "SECTIONS", "TABLE_SPECS", "attack_claims",
            "table_claims"]
@@ -139,7 +139,7 @@ SPECS = {**{s.id: s for specs in TABLE_SPECS.values() for s in specs}, **ATTACK_
 
 def _margin(a, b) -> float:
     """Two table rows' margin: of their per-seed differences where both carry seed → value
-    maps of the same seeds (an optional ``ours_seeds`` column, :func:`~dpdl_core.claims.paired_margin`),
+    maps of the same seeds (an optional ``ours_seeds`` column, :func:`~dpdl_core.verdicts.claims.paired_margin`),
     else of their means' std over seeds."""
     sa, sb = getattr(a, "ours_seeds", None), getattr(b, "ours_seeds", None)
     if isinstance(sa, Mapping) and isinstance(sb, Mapping) and (m := paired_margin(sa, sb, ACCURACY_TOL)) is not None:

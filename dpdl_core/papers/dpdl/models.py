@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from ...models import register_model
+from ...sim import register_model
 
 __all__ = ["cnn_authors", "cnn_authors_dropout", "lenet_authors"]
 

@@ -3,7 +3,7 @@ difference of the authors' released code from the paper, behind one switch
 (``preset(..., variant="authors")``; the table is in docs/dpdl_authors_code.md)."""
 from __future__ import annotations
 
-from ...config import ConfigError, ExperimentConfig
+from ...runs import ConfigError, ExperimentConfig
 
 __all__ = ["AUTHORS_BATCH_SIZE", "SETTINGS", "VARIANTS", "preset"]
 

@@ -9,7 +9,7 @@
     sample_rate = B·N/(5·10⁵), σ_i = (96·sample_rate/ε)·(1/√w_ii + 1.5·N)/√(Σ_{j∈N_i} 1/w_ij).
 
 The ε each run stores is the RDP accountant's for the σ these rules give
-(:func:`dpdl_core.privacy.calibrate`), not the nominal ε.
+(:func:`dpdl_core.sim.privacy.calibrate`), not the nominal ε.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...privacy import SigmaRequest, register_sigma_rule
+from ...sim import SigmaRequest, register_sigma_rule
 from .algorithm import paper_alpha
 
 __all__ = ["authors_code_sigma", "theorem1_sigma"]

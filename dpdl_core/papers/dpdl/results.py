@@ -2,7 +2,7 @@
 
 Each notebook calls one builder: :func:`loss_figure_notebook` or :func:`accuracy_table_notebook`
 with its key in :data:`FIGURES` / :data:`TABLES`; both return an
-:class:`~dpdl_core.outputs.Output`. The scale (ε, N, α_d, seeds, rounds, batch size, σ
+:class:`~dpdl_core.verdicts.outputs.Output`. The scale (ε, N, α_d, seeds, rounds, batch size, σ
 rule) comes from the profile's ``dpdl`` section and is printed on every output. The
 paper's numbers are read from ``reference/dpdl_accuracy.csv`` beside this file (a copy of
 the shared reference tables) and only ever shown in a "paper" column.
@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...algorithms import algorithms, display_name
-from ...config import ExperimentConfig
-from ...data import DATASETS
-from ...outputs import Output
-from ...plan import RunGroup, select_groups
-from ...plotting import figures_dir
-from ...profiles import load_profile
-from ...claims import claims_frame
-from ...reporting import (accountant_note, check_stored, fmt_mean_std, load_histories, load_reference, loss_figure,
-                          table_output)
-from ...results import ResultStore
-from ...sweep import Grid, expand, run_sweep
+from ...runs import ExperimentConfig, Grid, ResultStore, RunGroup, expand, load_profile, run_sweep, select_groups
+from ...sim import DATASETS, display_name, known_algorithms
+from ...verdicts import (
+    Output,
+    accountant_note,
+    check_stored,
+    claims_frame,
+    figures_dir,
+    fmt_mean_std,
+    load_histories,
+    load_reference,
+    loss_figure,
+    table_output,
+)
 from .claims import table_claims
 from .presets import preset
 
@@ -41,7 +43,7 @@ FIGURES = {
 
 
 def _paper_names() -> dict[str, str]:
-    return {cls.display_name: name for name, cls in algorithms().items()}
+    return {cls.display_name: name for name, cls in known_algorithms().items()}
 
 
 def _section(profile: str, dataset: str) -> dict:
@@ -166,7 +168,7 @@ def accuracy_table(configs: list[ExperimentConfig], key: str,
 
 def claims(table: pd.DataFrame, key: str) -> pd.DataFrame:
     """The claims the text makes for table ``key`` (:data:`.claims.TABLE_SPECS`) on the cells
-    that ran, per noise mode (the ``condition`` column), as :func:`~dpdl_core.claims.claims_frame`."""
+    that ran, per noise mode (the ``condition`` column), as :func:`~dpdl_core.verdicts.claims.claims_frame`."""
     return claims_frame(table_claims(table, key))
 
 
@@ -227,7 +229,7 @@ def configs(profile: str, group: str | None = None) -> list[RunGroup]:
     figures and the accuracy tables, as :func:`loss_figure_notebook` and
     :func:`accuracy_table_notebook` build them (the paper-scale study has its own plan:
     ``study plan``). The attack cells (Figures 5-6,
-    Tables III-IV, ext03) are cached by :mod:`dpdl_core.threat_models`, not swept, and the
+    Tables III-IV, ext03) are cached by :mod:`dpdl_core.runs.threat_models`, not swept, and the
     quickstart and baselines notebooks (ext01, ext02) define their few runs themselves."""
     figures = [c for dataset, topologies, _ in FIGURES.values()
                for c in grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])]

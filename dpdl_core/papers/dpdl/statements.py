@@ -3,7 +3,7 @@
 ``STATEMENTS`` follows the text (``shared/papers/dpdl.txt``; "L" is its line) through the
 abstract, the introduction, §VI (experiments), the conclusion (§VII) and Appendix D. Each
 quote is the text's own words, its doubled mathematics (``N=20N=20``) included. Statuses
-(:mod:`dpdl_core.statements`) as this paper uses them:
+(:mod:`dpdl_core.verdicts.statements`) as this paper uses them:
 
 judged
     A claim of :data:`.claims.SPECS` quotes the statement, or states it for every cell of the
@@ -34,7 +34,7 @@ not_testable
 """
 from __future__ import annotations
 
-from ...statements import Statement
+from ...verdicts import Statement
 
 __all__ = ["STATEMENTS"]
 

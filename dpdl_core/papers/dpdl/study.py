@@ -60,8 +60,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ...studies import Job, Study, StudyRun
-from ...topology import make_topology
+from ...runs import Job, Study, StudyRun
+from ...sim import make_topology
 from .attack_study import ATTACK_FUNCTION, attack_spec, estimate_seconds
 from .presets import SETTINGS, preset
 
@@ -279,8 +279,8 @@ def _where(dataset: str, graph: str, eps: float) -> str:
 def _paper_cell(dataset: str, algorithm: str, epsilon: float, topology: str = "bipartite") -> tuple[float, float]:
     """The paper's mean and std for one cell (N = 10, alpha_d = 0.25): Table I / II, or V / VI
     on the ring."""
-    from ...algorithms import display_name
-    from ...reporting import load_reference
+    from ...sim import display_name
+    from ...verdicts import load_reference
 
     ref = load_reference("dpdl", "dpdl_accuracy")
     row = ref[(ref["dataset"] == dataset) & (ref["algorithm"] == display_name(algorithm))
@@ -301,7 +301,7 @@ def table(store=None) -> pd.DataFrame:
     average-model test accuracy (mean and std over seeds, %), the agents' mean accuracy, σ,
     the accountant's ε of the mechanism that ran, divergence, and the paper's value of the
     cell."""
-    from ...algorithms import display_name
+    from ...sim import display_name
 
     finals = study().finals(store)
     if finals.empty:
@@ -352,7 +352,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     """"DPDL is best" in one cell: DPDL's seeds against the strongest stored baseline's, once
     every algorithm of the cell (:data:`CELL_ALGORITHMS`) is stored; *inconclusive*, naming
     the missing ones, before."""
-    from ...claims import Comparison, effect_note, margin_note, paired_margin
+    from ...verdicts import Comparison, effect_note, margin_note, paired_margin
     from .claims import ACCURACY_TOL
 
     cell = CELL_ALGORITHMS[dataset]
@@ -424,7 +424,7 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
     (:data:`TREND_SETTING`), by the paper's own rules (:data:`.claims.RULES`) on DPDL's seeds;
     *inconclusive*, naming what is missing, until every point has :data:`MIN_PAIR_SEEDS`
     seeds. The paper's numbers at the same points are beside ours."""
-    from ...claims import margin_note, worst_calibration
+    from ...verdicts import margin_note, worst_calibration
     from .claims import ACCURACY_TOL, RULES, TABLE_SPECS
 
     out = []
@@ -475,9 +475,9 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
 def _testable(rows: pd.DataFrame, points) -> tuple[str, str]:
     """Whether DPDL's ``rows`` (one per (graph, eps) of :func:`table`) can test a trend in eps
     at ``points``: not where every point's accountant eps exceeds
-    :data:`~dpdl_core.claims.NOT_TESTABLE_EPSILON` (the noise then buys no privacy at any of
+    :data:`~dpdl_core.verdicts.claims.NOT_TESTABLE_EPSILON` (the noise then buys no privacy at any of
     them, and a trend in it says nothing of the privacy-accuracy trade-off)."""
-    from ...claims import NOT_TESTABLE_EPSILON
+    from ...verdicts import NOT_TESTABLE_EPSILON
 
     eps = {(r["_topology"], r["_epsilon"]): r["accountant eps"] for r in rows.to_dict("records")}
     got = [eps[p] for p in points if p in eps]
@@ -496,7 +496,7 @@ def claims(tab: pd.DataFrame, store=None) -> list:
     paper's number was produced under its own noise, not at equal ε); and, given the
     ``store``, the attack claims of every stored attack cell (:func:`_attack_claims`). Each
     claim's ``evidence`` is a dict with ``paper`` and ``ours`` (numbers as text) and ``why``."""
-    from ...claims import ClaimSpec
+    from ...verdicts import ClaimSpec
     from .claims import TABLE_SPECS
 
     out = [] if store is None else _attack_claims(store) + _round_claims(store)
@@ -548,8 +548,8 @@ def _calibration_margin(paper_std: float, values) -> float:
 def cell_calibration(tab: pd.DataFrame) -> dict:
     """(dataset, setting, graph, eps) -> (calibration state, note) of every paper-noise cell
     where DPDL ran: whether our DPDL reproduces the paper's number there
-    (:func:`~dpdl_core.claims.calibration`, margin :data:`CALIBRATION_RULE`)."""
-    from ...claims import calibration
+    (:func:`~dpdl_core.verdicts.claims.calibration`, margin :data:`CALIBRATION_RULE`)."""
+    from ...verdicts import calibration
 
     out = {}
     rows = tab[(tab["_algorithm"] == "dpdl") & (tab["_mode"] == "paper_noise")]
@@ -560,7 +560,7 @@ def cell_calibration(tab: pd.DataFrame) -> dict:
 
 
 def _display(algorithm: str) -> str:
-    from ...algorithms import display_name
+    from ...sim import display_name
 
     return display_name(algorithm)
 
@@ -604,7 +604,7 @@ def _round_claims(store, s: Study | None = None) -> list:
     """The attack over its rounds, per stored attack cell and channel: ``attack.later_rounds``
     (the undefended reconstructions at the last attacked round against the first) and
     ``attack.success_every_round`` (attack.success's rule at every attacked round)."""
-    from ...claims import Comparison, combine, margin_from_stats
+    from ...verdicts import Comparison, combine, margin_from_stats
     from .attack_study import attack_frame
     from .claims import _ATTACK_TOL_TEXT, _WORSE, ATTACK_TOL, ROUND_SPECS, attack_claims
 
@@ -653,7 +653,7 @@ def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
     """Figure 1's loss statements on DPDL (MNIST, bipartite, N = 10, the code's eta and C,
     paper noise): the mean training loss over the last tenth of the rounds, per seed, at eps
     0.25, 0.5 and 1, once each point has :data:`MIN_PAIR_SEEDS` seeds."""
-    from ...claims import LOSS_REL_TOL, Comparison, difference_margin, paired_margin, worst_calibration
+    from ...verdicts import LOSS_REL_TOL, Comparison, difference_margin, paired_margin, worst_calibration
     from .claims import LOSS_SPECS
 
     end: dict[float, dict[int, float]] = {}
@@ -696,7 +696,7 @@ def _attack_calibration(rows: pd.DataFrame, nd: str, dp: str) -> tuple[str, str]
     the paper's within the claim's MSE tolerance plus 2 SE over the attacked images. MSE is
     read in the normalised input space, the only one where the paper's values above 1 can
     arise (docs/attacks.md, "Metrics"); the PSNR's peak is one the paper does not state."""
-    from ...claims import SPREAD_Z, calibration, worst_calibration
+    from ...verdicts import SPREAD_Z, calibration, worst_calibration
     from .claims import ATTACK_TOL
 
     parts = []
@@ -710,7 +710,7 @@ def _attack_calibration(rows: pd.DataFrame, nd: str, dp: str) -> tuple[str, str]
 
 def answer(store=None) -> pd.DataFrame:
     """Rows of the "Does it replicate?" table for DPDL, from the committed store."""
-    from ...answer import answer_frame
+    from ...verdicts import answer_frame
 
     store = store or study().store()
     return answer_frame(claims(table(store), store))
@@ -723,8 +723,8 @@ def figure(store=None):
     line; one legend for the figure, outside the curves."""
     from matplotlib.lines import Line2D
 
-    from ...algorithms import display_name
-    from ...plotting import legend_below, loss_accuracy_panels, series_colours
+    from ...sim import display_name
+    from ...verdicts import legend_below, loss_accuracy_panels, series_colours
 
     colour = series_colours(ALGORITHMS)
     styles = ["-", "--", ":", "-."]

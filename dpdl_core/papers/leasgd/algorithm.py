@@ -27,7 +27,7 @@ paper): a leak outside the accountant, counted in :meth:`LEASGD.diagnostics`.
 The pairs may join any two workers, so the run's topology must be fully connected (the
 graph of links that may be used; the links used in a step are the groups').
 
-Stacked runs (:mod:`dpdl_core.stacking`): each run splits its own pools, draws its groups
+Stacked runs (:mod:`dpdl_core.runs.stacking`): each run splits its own pools, draws its groups
 from its own generator (``ctx.run_rng``) and has its own α = η_r·ρ (``ctx.run_lr``); a
 communication step installs one elastic matrix per run. The early stopping of the paper's
 Table 1 is read from the stored history afterwards (:mod:`.figures`): every run trains
@@ -40,8 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dpdl_core.algorithms import Algorithm, register
-from dpdl_core.validation import check_int
+from dpdl_core.sim import Algorithm, check_int, register
 
 from .pools import draw_groups, elastic_matrix, n_followers, split_pools
 

@@ -1,6 +1,6 @@
 """LEASGD's claims (abstract, §4: Figure 2 and Table 1) as the paper states them, and their rules.
 
-Each claim is a :class:`~dpdl_core.claims.ClaimSpec` quoting ``leasgd.txt``.
+Each claim is a :class:`~dpdl_core.verdicts.claims.ClaimSpec` quoting ``leasgd.txt``.
 "Fewer vectors per iteration" holds by construction (a leader-follower pair exchanges two
 vectors, so 2(m − n_f) < 2m whenever there is a follower) and is labelled so. "At equal ε"
 is ours, beyond the paper (Table 1 has no fixed-T_max column): the control for early
@@ -13,8 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...claims import (LOSS_REL_TOL, Claim, ClaimSpec, Comparison, difference_margin, margin_note, parts_margin,
-                       spread_z)
+from ...verdicts import (
+    LOSS_REL_TOL,
+    Claim,
+    ClaimSpec,
+    Comparison,
+    difference_margin,
+    margin_note,
+    parts_margin,
+    spread_z,
+)
 
 __all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "INTRO_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "saving_comparison",
            "tab01_claims"]
@@ -110,7 +118,7 @@ SPECS = {**FIG02_SPECS, **TAB01_SPECS, **INTRO_SPECS}
 
 def saving_comparison(saving: float, seed_savings=None) -> Comparison:
     """"~30%" as a comparison: ``SAVING_TOL`` − |saving − 30%| (positive inside the band),
-    margin :func:`~dpdl_core.claims.spread_z` SE of ``seed_savings`` (the saving of each
+    margin :func:`~dpdl_core.verdicts.claims.spread_z` SE of ``seed_savings`` (the saving of each
     seed's own curves; none or one seed: no spread)."""
     x = np.asarray([] if seed_savings is None else seed_savings, dtype=float)
     se = float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0

@@ -2,7 +2,7 @@
 checks. One builder per notebook; each runs what the results store lacks (a sweep), draws
 or tabulates, saves ``figures/<profile>/leasgd_*`` with the data that ran and the profile in the
 caption, checks the paper's claims on the numbers it shows, and returns an
-:class:`~dpdl_core.outputs.Output`.
+:class:`~dpdl_core.verdicts.outputs.Output`.
 
 - :func:`fig02_mnist_communication` — Fig. 2: non-private MNIST, m = 5, average training
   loss of all workers against (a) iteration and (b) transmitted vectors, LEASGD vs
@@ -21,21 +21,22 @@ from dataclasses import dataclass, field, fields
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
-import pandas as pd
 
-from dpdl_core.algorithms import algorithms, display_name
-from dpdl_core.claims import claims_frame
-from dpdl_core.config import DEVICES, ExperimentConfig
-from dpdl_core.outputs import Output
-from dpdl_core.plan import RunGroup, select_groups
-from dpdl_core.plotting import caption, legend_below, save_figure
-from dpdl_core.profiles import load_profile
-from dpdl_core.reporting import load_histories, load_reference, table_output
-from dpdl_core.results import ResultStore
-from dpdl_core.sweep import run_sweep
-from dpdl_core.validation import check_choice, check_int
+from dpdl_core.runs import DEVICES, ExperimentConfig, ResultStore, RunGroup, load_profile, run_sweep, select_groups
+from dpdl_core.sim import check_choice, check_int, display_name, known_algorithms
+from dpdl_core.verdicts import (
+    Output,
+    caption,
+    claims_frame,
+    legend_below,
+    load_histories,
+    load_reference,
+    save_figure,
+    table_output,
+)
 
 from .claims import CLAIMED_SAVING, fig02_claims, tab01_claims
 from .presets import NONPRIVATE_CLIP, SETTINGS, preset
@@ -505,7 +506,7 @@ class CommSettings:
         return _settings(cls, profile, "communication")
 
     def names(self) -> list[str]:
-        return sorted(algorithms()) if self.algorithms == "all" else list(self.algorithms)
+        return sorted(known_algorithms()) if self.algorithms == "all" else list(self.algorithms)
 
     def configs(self) -> list[ExperimentConfig]:
         out = []

@@ -12,7 +12,7 @@ import math
 
 from torch import nn
 
-from ...models import conv_block, register_model
+from ...sim import conv_block, register_model
 
 __all__ = ["leasgd_cnn", "leasgd_mlp"]
 

@@ -6,7 +6,7 @@ sends to its group are post-processing of earlier releases. With its batch a Poi
 sample at rate q_i = B/|S_i|, worker i after T iterations has spent the ε of T
 compositions of ``PoissonSampled(q_i, Gaussian(σ₂))`` — the moments accountant of
 Abadi et al. [9], computed with the RDP accountant of ``dp_accounting``
-(:func:`dpdl_core.privacy.rdp_epsilon` with k = 1 release per iteration). Shards are
+(:func:`dpdl_core.sim.privacy.rdp_epsilon` with k = 1 release per iteration). Shards are
 disjoint, so there is no composition across workers: the total ε is per worker.
 
 Why Table 1's ε differs between LEASGD and D-PSGD at equal σ₂, q and δ: ε then depends
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpdl_core.privacy import PrivacyError, SigmaRequest, rdp_epsilon, rdp_sigma, register_sigma_rule
+from dpdl_core.sim import PrivacyError, SigmaRequest, rdp_epsilon, rdp_sigma, register_sigma_rule
 
 __all__ = ["EarlyStop", "calibrate_sigma", "early_stopping", "gaussian_epsilon", "sampling_rates",
            "strong_composition_epsilon", "total_epsilon"]

@@ -1,6 +1,6 @@
 """Every result statement of the LEASGD paper (``leasgd.txt``), and what the package does with it.
 
-One :class:`~dpdl_core.statements.Statement` per result statement of the abstract (L39), the
+One :class:`~dpdl_core.verdicts.statements.Statement` per result statement of the abstract (L39), the
 introduction (L47, L49), the privacy scheme (L68, L83), the analysis (L101, L103) and the
 experimental evaluation (L115, L117); the workshop text has no conclusion. "L" is the line of
 ``leasgd.txt``. ``judged`` statements name the claims of :mod:`.claims` that decide them;
@@ -11,7 +11,7 @@ iteration; a CIFAR-10 test of one model 3.6 s, 45 tests a run).
 """
 from __future__ import annotations
 
-from ...statements import Statement
+from ...verdicts import Statement
 
 __all__ = ["STATEMENTS"]
 

@@ -9,8 +9,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ...answer import answer_frame
-from ...studies import Study, StudyRun
+from ...runs import Study, StudyRun
+from ...verdicts import answer_frame
 from .claims import CLAIMED_SAVING, tab01_claims
 from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure, tab01_analysis
 from .presets import ALGORITHMS
@@ -66,13 +66,13 @@ def study(profile: str = "paper") -> Study:
 
 
 def table(store=None):
-    """The final metrics of every stored run (:meth:`~dpdl_core.studies.Study.finals`)."""
+    """The final metrics of every stored run (:meth:`~dpdl_core.runs.studies.Study.finals`)."""
     return study().finals(store)
 
 
 def _stored_configs(group: str, store, profile: str) -> list:
     """The stored runs of ``group`` (``fig02`` / ``tab01``), each as the config it is stored
-    under (:meth:`~dpdl_core.studies.StudyRun.stored_work`)."""
+    under (:meth:`~dpdl_core.runs.studies.StudyRun.stored_work`)."""
     works = (r.stored_work(store) for r in study(profile).runs if r.key.startswith(group + "/"))
     return [w for w in works if w is not None]
 
@@ -144,7 +144,7 @@ def _fig02_claims(store, profile: str) -> list:
 def _tab01_calibration(table: pd.DataFrame, runs: pd.DataFrame, cells, tol: float) -> tuple[str, str]:
     """Whether our LEASGD reproduces Table 1's LEASGD accuracy in every cell run: within the
     table's accuracy tolerance plus 2 seed stds (accuracies as fractions)."""
-    from ...claims import SPREAD_Z, calibration, worst_calibration
+    from ...verdicts import SPREAD_Z, calibration, worst_calibration
 
     std = runs[runs["algorithm"] == "leasgd"].groupby(["dataset", "m"])["accuracy"].std(ddof=1).fillna(0.0)
     t = table.set_index(["dataset", "m", "algorithm"])
@@ -217,8 +217,7 @@ def _nonprivate_accuracy_claim(store, profile: str) -> list:
     cost" (§1) on Figure 2's runs, once all are stored: per seed, the workers' mean test
     accuracy of LEASGD at its last evaluation against D-PSGD's at the last evaluation where
     it has sent no more vectors, paired by seed (Figure 2 draws no accuracy: no paper number)."""
-    from ...claims import Comparison, effect_note, margin_note
-    from ...reporting import load_histories
+    from ...verdicts import Comparison, effect_note, load_histories, margin_note
     from .claims import INTRO_SPECS
 
     s = Fig02Settings.from_profile(profile)
@@ -254,7 +253,7 @@ def _moments_accountant_claim(store, profile: str) -> list:
     (§1) on Table 1's stored runs: per (dataset, m), the stored RDP ε at T_max of the smallest
     shard against :func:`~.privacy.strong_composition_epsilon` of the same steps (analytic:
     the paper's accountants evaluated on the noise that ran)."""
-    from ...claims import Comparison
+    from ...verdicts import Comparison
     from .claims import INTRO_SPECS
     from .privacy import strong_composition_epsilon, total_epsilon
 

@@ -25,7 +25,7 @@ batch-level clipping one release has replace-one sensitivity 2C, so ``noise_scal
 ``clipping="per_sample"`` (the spec's ablation, §5.1) sends (Σ_b clip(g_b) + n)/B instead,
 the DP-SGD mechanism of the package's baselines (``noise_scale`` 1).
 
-Stacked runs (:mod:`dpdl_core.stacking`): everything up to the candidates is per edge and
+Stacked runs (:mod:`dpdl_core.runs.stacking`): everything up to the candidates is per edge and
 the gossip per run; the Shapley games are solved run by run, each with the run's own
 validation set Q (``ctx.run_validation``) and generator (``ctx.run_rng``), in the batched
 calls its plain run makes (evaluating several runs' coalition models in one call would
@@ -38,8 +38,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from ...algorithms import Algorithm, register
-from ...validation import check_choice, check_int
+from ...sim import Algorithm, check_choice, check_int, register
 from .evaluation import StackedEvaluator
 from .shapley import WEIGHTINGS, ShapleyConfig, min_max_normalise, shapley_round, shapley_weights
 

@@ -1,6 +1,6 @@
 """PDSL's claims (§VI-C) as the paper states them, and the rules that check them.
 
-Each claim is a :class:`~dpdl_core.claims.ClaimSpec` quoting ``pdsl.txt``; its ``applies``
+Each claim is a :class:`~dpdl_core.verdicts.claims.ClaimSpec` quoting ``pdsl.txt``; its ``applies``
 is the scope the text states, which ``tests/test_claims_on_paper_numbers.py`` pins and
 checks on the paper's own numbers (Tables I–II in ``reference/pdsl_accuracy.csv``, the
 losses the text gives for Figures 1 and 4 in ``reference/pdsl_losses_text.csv``).
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 # Final losses within the package's one loss tolerance (5% of the larger) are a tie.
-from ...claims import LOSS_REL_TOL, Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, parts_margin
+from ...verdicts import LOSS_REL_TOL, Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, parts_margin
 
 __all__ = ["SPECS", "ACCURACY_TOL", "CONVERGENCE", "ROUND_TOL", "TEXT_SPECS", "convergence_round", "FLUCTUATION_ROUNDS", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS",
            "figure_claims", "reach_comparison", "table_claims", "variant_spec"]
@@ -236,7 +236,7 @@ def variant_spec(variant: str) -> ClaimSpec:
 
 
 def _tolerance(table: pd.DataFrame, unit: str) -> str:
-    """:func:`~dpdl_core.claims.margin_note` of a table (its ``runs`` column; none: the
+    """:func:`~dpdl_core.verdicts.claims.margin_note` of a table (its ``runs`` column; none: the
     paper's own single values)."""
     return margin_note(unit, table["runs"] if "runs" in table else [1])
 
@@ -315,7 +315,7 @@ def _final_stats(final: pd.DataFrame) -> pd.DataFrame:
 
 
 def _loss_margin_note(tolerance: str, final: pd.DataFrame, stats: pd.DataFrame) -> str:
-    """:func:`~dpdl_core.claims.margin_note`, saying where one-seed rows take their own
+    """:func:`~dpdl_core.verdicts.claims.margin_note`, saying where one-seed rows take their own
     fluctuation as their spread."""
     note = margin_note(tolerance, stats["count"])
     if "fluctuation" in final.columns and (stats["count"] == 1).any():

@@ -18,11 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...claims import ClaimSpec, Comparison, claims_frame, margin_note
-from ...outputs import Output
-from ...reporting import load_reference, table_output
-from ...results import ResultStore
-from ...sweep import run_sweep
+from ...runs import ResultStore, run_sweep
+from ...verdicts import ClaimSpec, Comparison, Output, claims_frame, load_reference, margin_note, table_output
 from .claims import ACCURACY_TOL
 from .figures import PAPER_M, GridSettings, Run, scale_note
 from .presets import preset

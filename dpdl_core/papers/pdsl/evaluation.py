@@ -1,7 +1,7 @@
 """Top-1 accuracy of many stacked models on one fixed image set (PDSL's v, eq 16).
 
 The Shapley step evaluates hundreds of coalition models per round on the same Q. The
-engine's :meth:`~dpdl_core.engine.Engine.evaluate` pushes them through ``vmap`` of the
+engine's :meth:`~dpdl_core.sim.engine.Engine.evaluate` pushes them through ``vmap`` of the
 module, where every later convolution becomes a grouped convolution, which runs far below
 the machine's matmul speed on CPU. :class:`StackedEvaluator` runs the
 ``nn.Sequential`` conv nets of the package (Conv2d, ReLU, MaxPool2d, Flatten, Linear)
@@ -58,7 +58,7 @@ class StackedEvaluator:
 
     Parameters
     ----------
-    engine : dpdl_core.engine.Engine
+    engine : dpdl_core.sim.engine.Engine
         Gives the module and the flat parameter layout.
     x : (Q, C, H, W), y : (Q,)
         The evaluation set (PDSL's Q).

@@ -13,7 +13,7 @@ One builder per notebook kind, keyed by the notebook's name:
   §VI-C checked.
 
 Each builder runs what the results store lacks (a sweep), then reads the stored runs, and
-returns an :class:`~dpdl_core.outputs.Output` (files, claims, the data shown). The
+returns an :class:`~dpdl_core.verdicts.outputs.Output` (files, claims, the data shown). The
 grid and scale come from ``profiles.yaml`` beside this file and are printed under every
 figure and table, with the data that ran. PDSL variants (e.g. per-sample clipping) are
 extra curves and rows, labelled, never mixed with the paper's PDSL.
@@ -26,18 +26,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...algorithms import display_name
-from ...config import ExperimentConfig
-from ...data import DATASETS
-from ...outputs import Output
-from ...plan import RunGroup, select_groups
-from ...plotting import caption, save_figure
-from ...profiles import load_profile
-from ...claims import claims_frame
-from ...reporting import accountant_note, load_reference, table_output
-from ...results import ResultStore, diverged_round
-from ...sweep import run_sweep
-from ...validation import check_int
+from ...runs import ExperimentConfig, ResultStore, RunGroup, diverged_round, load_profile, run_sweep, select_groups
+from ...sim import DATASETS, check_int, display_name
+from ...verdicts import Output, accountant_note, caption, claims_frame, load_reference, save_figure, table_output
 from .claims import FLUCTUATION_ROUNDS, figure_claims, table_claims
 from .presets import ALGORITHMS, SETTINGS, TOPOLOGIES, preset
 
@@ -192,7 +183,7 @@ def load_runs(runs: list[Run], store: ResultStore, metrics) -> tuple[pd.DataFram
 
 
 def _accountant(meta: pd.DataFrame) -> str:
-    """The accountant's ε of every curve (:func:`~dpdl_core.reporting.accountant_note`): the
+    """The accountant's ε of every curve (:func:`~dpdl_core.verdicts.reporting.accountant_note`): the
     per-message σ rule gives PDSL half the baselines' noise scale, so equal nominal ε is not
     equal privacy."""
     return accountant_note(meta.rename(columns={"label": "curve", "epsilon": "nominal"}))
@@ -239,7 +230,7 @@ def final_losses(df: pd.DataFrame) -> pd.DataFrame:
 
 def loss_claims(df: pd.DataFrame, key: str) -> pd.DataFrame:
     """The loss claims the text makes for figure ``key`` (:data:`.claims.FIGURE_SPECS`) on the
-    curves that ran (the paper's PDSL, not variants), as :func:`~dpdl_core.claims.claims_frame`,
+    curves that ran (the paper's PDSL, not variants), as :func:`~dpdl_core.verdicts.claims.claims_frame`,
     on :func:`final_losses`: the seeds give the spread, a one-seed row its own fluctuation.
     """
     return claims_frame(figure_claims(final_losses(df), key))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from ...models import MODELS, conv_block, register_model, two_block_side
+from ...sim import MODELS, conv_block, register_model, two_block_side
 
 __all__ = ["pdsl_cifar"]
 

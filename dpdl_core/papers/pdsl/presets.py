@@ -11,7 +11,7 @@ DP-NET-FLEET with K = 5 local steps.
 """
 from __future__ import annotations
 
-from ...config import ConfigError, ExperimentConfig
+from ...runs import ConfigError, ExperimentConfig
 
 __all__ = ["ALGORITHMS", "SETTINGS", "TOPOLOGIES", "preset"]
 

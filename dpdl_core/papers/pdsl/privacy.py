@@ -26,7 +26,7 @@ Registered σ rules (noise multipliers σ/C, the same for every agent):
     search (:mod:`.search`), labelled with the accountant ε it buys.
 
 Whatever the rule, each run stores the RDP accountant's ε over all T rounds for the σ
-that ran (:func:`dpdl_core.privacy.calibrate`), with PDSL's ``noise_scale``.
+that ran (:func:`dpdl_core.sim.privacy.calibrate`), with PDSL's ``noise_scale``.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ...privacy import PrivacyError, SigmaRequest, register_sigma_rule
+from ...sim import PrivacyError, SigmaRequest, register_sigma_rule
 
 __all__ = ["code_base_multiplier", "gaussian_factor", "per_message_sigma", "theorem1_phi_min", "theorem1_sigma"]
 

@@ -1,6 +1,6 @@
 """Every result statement of the PDSL paper (``pdsl.txt``), and what the package does with it.
 
-One :class:`~dpdl_core.statements.Statement` per result statement of the abstract (L11), the
+One :class:`~dpdl_core.verdicts.statements.Statement` per result statement of the abstract (L11), the
 contributions (L26-30), the theory (§V, L251-312), the experiments (§VI-C, L342-508) and the
 conclusion (L531); "L" is the line of ``pdsl.txt``. A statement is ``judged`` when a claim of
 :mod:`.claims` decides it and the committed study (``results/pdsl/``) holds runs of its own
@@ -26,7 +26,7 @@ baseline, as the study runs them. Per run: MNIST PDSL 3.0 (fully connected M = 1
 """
 from __future__ import annotations
 
-from ...statements import Statement
+from ...verdicts import Statement
 
 __all__ = ["STATEMENTS"]
 

@@ -42,13 +42,30 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...answer import answer_frame
-from ...claims import Comparison, margin_from_stats
-from ...studies import Study, StudyRun
-from .claims import (ACCURACY_TOL, BASELINES, FIGURE_SPECS, TABLE_SPECS, figure_claims, reach_comparison,
-                     table_claims, variant_spec)
-from .figures import (FIGURES, PAPER_M, PAPER_NAMES, TABLES, GridSettings, Run, accuracy_table, final_losses, grid,
-                      load_runs)
+from ...runs import Study, StudyRun
+from ...verdicts import Comparison, answer_frame, margin_from_stats
+from .claims import (
+    ACCURACY_TOL,
+    BASELINES,
+    FIGURE_SPECS,
+    TABLE_SPECS,
+    figure_claims,
+    reach_comparison,
+    table_claims,
+    variant_spec,
+)
+from .figures import (
+    FIGURES,
+    PAPER_M,
+    PAPER_NAMES,
+    TABLES,
+    GridSettings,
+    Run,
+    accuracy_table,
+    final_losses,
+    grid,
+    load_runs,
+)
 
 __all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "claims", "gamma_cell", "study", "table",
            "text_claims"]
@@ -186,12 +203,12 @@ def _paper_top(cell: Cell) -> str:
 
 def _reference(cell: Cell) -> pd.Series:
     """The paper's accuracy (%) of each algorithm in ``cell``, by display label."""
-    from ...reporting import load_reference
+    from ...verdicts import load_reference
 
     ref = load_reference("pdsl", "pdsl_accuracy")
     hit = ref[(ref["dataset"] == cell.dataset) & (ref["topology"] == cell.topology) & (ref["epsilon"] == cell.epsilon)
               & (ref["n_agents"] == cell.paper_m)].drop_duplicates("algorithm")
-    from ...algorithms import display_name
+    from ...sim import display_name
 
     return hit.set_index(hit["algorithm"].map(lambda a: display_name(PAPER_NAMES[a])))["accuracy"] * 100
 
@@ -306,8 +323,8 @@ def figure(store=None):
     legend for the figure, below the curves. None until a run is stored."""
     from matplotlib.lines import Line2D
 
-    from ...algorithms import display_name
-    from ...plotting import legend_below, loss_accuracy_panels, series_colours
+    from ...sim import display_name
+    from ...verdicts import legend_below, loss_accuracy_panels, series_colours
     from .presets import ALGORITHMS
 
     s = study()
@@ -335,7 +352,7 @@ def figure(store=None):
 
 
 def table(store=None):
-    """The final metrics of every stored run (:meth:`~dpdl_core.studies.Study.finals`)."""
+    """The final metrics of every stored run (:meth:`~dpdl_core.runs.studies.Study.finals`)."""
     return study().finals(store)
 
 
@@ -456,7 +473,7 @@ def _waiting_why(why: str, waiting: list[Cell], missing: dict, failed: bool = Fa
 
 def _stopped_early(meta: pd.DataFrame) -> str:
     """The runs of the judged cells that diverged before their last round (their training
-    loss passed :data:`~dpdl_core.runner.EXPLOSION_FACTOR` times their first round's, and the
+    loss passed :data:`~dpdl_core.runs.runner.EXPLOSION_FACTOR` times their first round's, and the
     runner stopped them), each with the round it reached; empty if none did."""
     d = meta[meta["diverged"] & (meta["last_round"] < meta["rounds"])]
     d = d.drop_duplicates(["label", "topology", "n_agents", "epsilon", "seed"])
@@ -497,7 +514,7 @@ def _calibration(t: pd.DataFrame, meta: pd.DataFrame) -> tuple[str, str]:
     ``t`` (an :func:`accuracy_table`; ``meta`` its runs): "not reproducible as written" when
     a PDSL run diverged (training loss past 1,000x its first round's); else PDSL's mean
     against the paper's per cell, within :data:`.claims.ACCURACY_TOL` plus 2 seed stds."""
-    from ...claims import SPREAD_Z, calibration, worst_calibration
+    from ...verdicts import SPREAD_Z, calibration, worst_calibration
 
     runs = meta[meta["label"] == "PDSL"].drop_duplicates(["topology", "n_agents", "epsilon", "seed"])
     pdsl = runs[runs["diverged"]]
@@ -749,7 +766,7 @@ def _text_runs(st: Study, store, profile: str) -> pd.DataFrame:
     round (:func:`.claims.convergence_round`; the run's rounds + 1 for a diverged run, which
     has none), the round of its smallest loss, final test accuracy (%, mean over agents) and
     whether it diverged."""
-    from ...results import diverged_round
+    from ...runs import diverged_round
     from .claims import convergence_round
     from .figures import FINAL_WINDOW
 
@@ -783,7 +800,7 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     converging after its last round); magnitudes are judged by whether the paper's number
     lies inside our 95% interval (Student's t over the seeds that ran) widened by the
     paper's print precision. Calibrated as the table claims are (:func:`_calibration`)."""
-    from ...claims import SPREAD_Z, LOSS_REL_TOL, Comparison, effect_interval
+    from ...verdicts import LOSS_REL_TOL, SPREAD_Z, Comparison, effect_interval
     from .claims import ROUND_TOL, STABLE_REL, TEXT_SPECS
 
     st = study(validation_samples, profile)

@@ -1,5 +1,5 @@
 """The straggler paper's statements about Fig. 2 (Sec. VI, L223–233 of the text) and our own
-consistency checks, as :class:`~dpdl_core.claims.ClaimSpec` s; the rules run in
+consistency checks, as :class:`~dpdl_core.verdicts.claims.ClaimSpec` s; the rules run in
 :func:`~dpdl_core.papers.straggler.figures.check_claims`.
 
 "Clear speed-up" and "no clear speed-up" are judged on the paper's own measure, the horizontal
@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ...claims import SPREAD_Z, ClaimSpec, Comparison
+from ...verdicts import SPREAD_Z, ClaimSpec, Comparison
 
 __all__ = ["BOOTSTRAP_RESAMPLES", "DATA_PLACEHOLDER", "LONG_RUN_FRACTION", "ON_TOP", "FIGURE_SPECS", "SPECS", "SPEEDUP_LINE", "STUDY_ONLY",
            "TARGET_FRACTION", "lower_scope", "speedup_comparison"]
@@ -174,7 +174,7 @@ FIGURE_SPECS = {i: s for i, s in SPECS.items() if i not in STUDY_ONLY}
 def speedup_comparison(label: str, speedup: float, log_se: float, clear: bool) -> Comparison:
     """One skipping p of a lower-panel claim: the measured ``speedup`` factor (latency of
     p = 1e-4 / latency of p to the same accuracy) against :data:`SPEEDUP_LINE` on the log
-    scale, margin :data:`~dpdl_core.claims.SPREAD_Z` (2) × ``log_se``, the standard error of
+    scale, margin :data:`~dpdl_core.verdicts.claims.SPREAD_Z` (2) × ``log_se``, the standard error of
     log ``speedup``. ``clear``: the claim is "a clear speed-up" (positive when the factor is
     above the line), else "no clear speed-up" (positive below it); the two verdicts of one
     factor are each other's mirror image (a factor exactly on the line with no spread is not

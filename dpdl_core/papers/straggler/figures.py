@@ -3,7 +3,7 @@
 :func:`fig02_tradeoffs` computes every number of the figure at a profile's scale, draws
 the 2×3 figure (a column per latency model), saves it, checks the paper's stated claims
 (Sec. VI, L223–233 of the text) on the numbers it drew, and returns an
-:class:`~dpdl_core.outputs.Output`.
+:class:`~dpdl_core.verdicts.outputs.Output`.
 
 Upper panels are analytic (Theorems 1–3, Lemma 1) and depend on the latency model only
 through the latency labels (spec §4, "shortcuts"). Lower panels: skips are i.i.d.
@@ -20,14 +20,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from dpdl_core.claims import SPREAD_Z, claims_frame
-from dpdl_core.outputs import Output
-from dpdl_core.plotting import caption, legend_below, save_figure
-from dpdl_core.profiles import PROFILES, load_profile
-from dpdl_core.validation import check_choice, check_int
+from dpdl_core.runs import PROFILES, load_profile
+from dpdl_core.sim import check_choice, check_int
+from dpdl_core.verdicts import SPREAD_Z, Output, caption, claims_frame, legend_below, save_figure
 
-from .claims import (BOOTSTRAP_RESAMPLES, ON_TOP, SPECS, SPEEDUP_LINE, TARGET_FRACTION, lower_scope,
-                     speedup_comparison)
+from .claims import BOOTSTRAP_RESAMPLES, ON_TOP, SPECS, SPEEDUP_LINE, TARGET_FRACTION, lower_scope, speedup_comparison
 from .housing import HousingData, load_housing, split_runs
 from .latency import LatencyModel, paper_models
 from .theorems import SCHEMES, PaperParams, thm1_bound, thm2_epsilon, thm3_as_printed, thm3_diagnostic
@@ -358,7 +355,7 @@ def lower_panel_claims(runs: dict, lemma1: pd.DataFrame, probabilities, models, 
 def check_claims(analytic: pd.DataFrame, lemma1: pd.DataFrame, lemma2: pd.DataFrame, runs: dict,
                  settings: Fig02Settings, models: dict[str, LatencyModel], *, data_label: str) -> pd.DataFrame:
     """The paper's statements about Fig. 2 (L223–233, :data:`.claims.SPECS`) checked on the
-    computed numbers, as :func:`~dpdl_core.claims.claims_frame`. The analytic rows are exact
+    computed numbers, as :func:`~dpdl_core.verdicts.claims.claims_frame`. The analytic rows are exact
     (no tolerance); the lower-panel rows (:func:`lower_panel_claims`) judge the measured
     speed-up of paired runs with its bootstrap spread, their scope naming ``data_label``,
     the data the runs used."""

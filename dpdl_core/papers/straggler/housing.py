@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...data import MIRROR_ENV, DataUnavailableError, default_data_dir, mirror_dir
+from ...sim import MIRROR_ENV, DataUnavailableError, default_data_dir, mirror_dir
 
 __all__ = ["CAL_HOUSING_FILE", "HOUSING_FILE", "HousingData", "RunSplits", "load_cal_housing", "load_housing",
            "prepare_housing", "split_runs"]
@@ -110,7 +110,7 @@ def load_housing(*, path: Path | str | None = None, data_dir: Path | str | None 
     path : path, optional
         The file itself; otherwise the cache ``<data_dir>/housing.data``, then the mirror.
     data_dir : path, optional
-        Cache folder (default :func:`dpdl_core.data.default_data_dir`).
+        Cache folder (default :func:`dpdl_core.sim.data.default_data_dir`).
     mirror : path, optional
         Offline mirror folder; defaults to ``$DPDL_DATA_MIRROR``.
 

@@ -1,7 +1,7 @@
 """Every result statement of the straggler paper (``straggler_resilient_dp.txt``), and what the
 package does with it.
 
-One :class:`~dpdl_core.statements.Statement` per result statement of the abstract (L12), the
+One :class:`~dpdl_core.verdicts.statements.Statement` per result statement of the abstract (L12), the
 contributions (L24-28), the latency lemmas (L140-152), the theorems and their remarks (L158-210)
 and the numerical results (Sec. VI, L223-233); the text has no conclusion section. "L" is the line
 of the text. ``judged`` statements name the claims of :mod:`.claims` that decide them;
@@ -12,7 +12,7 @@ package's exact theorems (:mod:`.theorems`). The paper states no table.
 """
 from __future__ import annotations
 
-from ...statements import Statement
+from ...verdicts import Statement
 
 __all__ = ["STATEMENTS"]
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from ...studies import Job, Study, StudyRun
+from ...runs import Job, Study, StudyRun
 from .figures import PROBABILITIES
 from .theorems import SCHEMES, PaperParams
 
@@ -138,7 +138,7 @@ def figure(store=None, s: Study | None = None):
     are stored, the stored ones against hops."""
     import matplotlib.pyplot as plt
 
-    from ...plotting import legend_below
+    from ...verdicts import legend_below
     from .figures import COLORS, SCHEME_NAMES, analytic_table, draw, lemma_tables
     from .latency import paper_models
 
@@ -205,7 +205,7 @@ def claims(store=None, s: Study | None = None) -> pd.DataFrame:
     models, not clearly under the exponential one) on the stored curves: the speed-up factor
     to a common accuracy with its bootstrap spread over the paired runs, the scope naming
     the data the curves ran on. Empty until all six curves are stored."""
-    from ...claims import claims_frame
+    from ...verdicts import claims_frame
     from .figures import analytic_table, check_claims, lemma_tables
     from .latency import paper_models
 
@@ -230,7 +230,7 @@ def _stored_curve_claims(runs: dict, s: Study, data_label: str) -> list:
     :data:`~.claims.LONG_RUN_FRACTION` of the hops, paired by run index)."""
     import math
 
-    from ...claims import SPREAD_Z, Comparison, margin_note
+    from ...verdicts import SPREAD_Z, Comparison, margin_note
     from .claims import LONG_RUN_FRACTION, SPECS, lower_scope
 
     comps, aside = [], []

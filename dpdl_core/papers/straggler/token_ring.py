@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from dpdl_core.validation import check_choice, check_int
+from dpdl_core.sim import check_choice, check_int
 
+from ...sim import Progress
 from .housing import RunSplits
-from ...progress import Progress
 from .latency import LatencyModel
 from .theorems import SCHEMES, PaperParams
 
@@ -165,7 +165,7 @@ def run_token_ring(splits: RunSplits, config: TokenRingConfig, *, latency: Laten
         If given, the realized latency ℓ (Algorithm 1's second output) is accumulated with
         t_ss = Φ_T^{-1}(1 − p), from the same uniforms that decide the skips.
     progress : bool, optional
-        Progress over hops, a bar or log lines (:func:`dpdl_core.progress.progress_mode`): a
+        Progress over hops, a bar or log lines (:func:`dpdl_core.sim.progress.progress_mode`): a
         study's curve of 300 runs takes tens of minutes in a background worker.
 
     Returns

@@ -1,0 +1,489 @@
+"""The empirical privacy audit of a training run: gradient canaries in one agent, one observed
+channel, an ε lower bound (:mod:`dpdl_core.sim.audit`) beside the nominal and the accountant's ε.
+
+:func:`audit_run` trains a config with m white-box gradient canaries (Steinke, Nasr &
+Jagielski 2023; docs/privacy.md, "Auditing") in one victim agent:
+
+* canary c is the Dirac direction u_c = e_{k_c} of a parameter coordinate k_c, the m
+  coordinates distinct and drawn from ``derive_seed(seed, "audit", "directions")`` before
+  the inclusion is drawn;
+* each canary is in with probability 1/2 (:func:`~dpdl_core.sim.audit.draw_inclusion`, generator
+  ``derive_seed(seed, "audit", "inclusion")``);
+* in every round, each canary that is in is sampled with the victim's sampling rate
+  q = B / n_victim (independent coins from ``derive_seed(seed, "audit", "sampling")``, drawn
+  before the round's step), and a sampled canary adds its clipped gradient C·u_c to every
+  sum of clipped per-sample gradients the victim computes from its batch in that round
+  (:meth:`~dpdl_core.sim.engine.Engine.clipped_sums` rows whose batch is the victim's), before
+  the noise, as one more example of its batch;
+* an honest-but-curious observer keeps the sum of every message of one channel that the
+  victim sends (``CG`` cross-gradients, or the ``gradient`` the baselines' broadcasts
+  reveal), and scores canary c by Σ_t ⟨u_c, message_t⟩
+  (:func:`~dpdl_core.sim.audit.gradient_canary_scores`);
+* a second, informed observer also knows the victim's other examples and which of them
+  each round's batch holds (the white-box auditor of Nasr et al. 2023): it subtracts their
+  clipped sum from each message (matched by the model the message was computed at) and
+  scores what is left, the canaries plus the noise. On a small model the real gradients
+  drift in every coordinate by more than a canary adds, which the neighbour cannot tell
+  apart from the canaries and the informed observer removes;
+* each observer's scores give an audited ε at the spec's confidence
+  (:func:`~dpdl_core.sim.audit.best_k_epsilon_lower_bound`).
+
+Batch clipping (PDSL's default, DP-CGA's ``clip="batch"``: :func:`batch_clipped`) releases
+clip_C(ḡ) + z, one vector of norm at most C, whose sensitivity to one example is 2C (the
+accountant's ``noise_scale`` ½): one example can turn the clipped batch mean from C·v to
+−C·v. There a sampled canary moves every release of the victim's batch by that sensitivity,
+(C / noise_scale)·u_c in the noise's units, after the clip and before the release (it enters
+through the run context's noise draw), and the informed observer's real part of a message is
+the victim's clipped batch gradient. This is the worst case the accountant charges for; a
+real example moves a clipped batch mean by 2C only when it dominates its batch.
+
+The injection wraps the engine's ``clipped_sums`` (or ``batch_gradients`` and the context's
+``noise``) on the run's own instances only (:class:`CanaryAuditor`); the training loop, the
+algorithms and the kernels are unchanged, and the batches and noise come from the run's own
+streams.
+
+Results go to ``results/audit/<config hash>-<spec hash>.json`` (:func:`audit_path`), written
+atomically; :func:`audit_cached` skips a pair already stored. :func:`audit_table` reads them.
+
+Command line: ``python -m dpdl_core.runs.audit_run --help``.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..home import REPO_ROOT
+from ..sim.algorithms import display_name
+from ..sim.audit import best_k_epsilon_lower_bound, draw_inclusion, gradient_canary_scores
+from ..sim.data import data_record
+from ..sim.loop import training_rounds
+from ..sim.seeding import derive_seed
+from .config import ExperimentConfig
+from .results import atomic_write_bytes
+from .runner import prepare
+
+__all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path",
+           "audit_table", "batch_clipped", "main"]
+
+KINDS = ("gradient",)
+# The channel whose messages carry the victim's noisy clipped sums, per algorithm.
+DEFAULT_CHANNELS = {"dpdl": "CG", "dp_cga": "CG", "pdsl": "CG"}
+# Channels whose messages contain +(clipped sum)/B: the score's sign is right on them.
+GRADIENT_CHANNELS = ("CG", "MM", "gradient")
+# Option fields by which an algorithm says it clips the batch gradient as a whole.
+BATCH_CLIP_FIELDS = ("clipping", "clip")
+AUDIT_DIR = REPO_ROOT / "results" / "audit"
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """What to audit in a run (kept apart from the config, whose hash keys the stored runs).
+
+    Attributes
+    ----------
+    m : int
+        Canaries (at most the model's parameter count).
+    kind : {"gradient"}
+        White-box gradient canaries (Dirac directions).
+    channel : str, optional
+        The channel the observer keeps (``CG``, ``MM``, ``gradient``); ``None``: the
+        algorithm's in :data:`DEFAULT_CHANNELS`, else ``gradient``.
+    victim : int, optional
+        The agent holding the canaries; ``None``: the agent with the fewest training samples
+        (the largest sampling rate, the largest accountant ε).
+    confidence : float
+        Of the lower bound.
+    delta : float, optional
+        δ of the audited (ε, δ) hypothesis; ``None``: the config's δ.
+    """
+
+    m: int = 1000
+    kind: str = "gradient"
+    channel: str | None = None
+    victim: int | None = None
+    confidence: float = 0.95
+    delta: float | None = None
+
+    def __post_init__(self):
+        if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 2:
+            raise ValueError(f"m={self.m!r} must be an integer >= 2 (the number of canaries)")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind={self.kind!r} is not known; allowed values: {list(KINDS)}")
+        if self.channel is not None and self.channel not in GRADIENT_CHANNELS:
+            raise ValueError(f"channel={self.channel!r}: the gradient-canary score reads a channel that carries "
+                             f"+(clipped sum)/B; allowed values: {list(GRADIENT_CHANNELS)}")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"confidence={self.confidence!r} must be in (0, 1), e.g. 0.95")
+        if self.delta is not None and not 0 <= self.delta < 1:
+            raise ValueError(f"delta={self.delta!r} must be in [0, 1)")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def hash(self) -> str:
+        """16 hex digits of the spec's canonical JSON."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def channel_for(self, algorithm: str) -> str:
+        return self.channel or DEFAULT_CHANNELS.get(algorithm, "gradient")
+
+
+class CanaryAuditor:
+    """Injects the canaries into the victim's releases and observes one channel.
+
+    Installed as a tap of :func:`~dpdl_core.sim.loop.training_rounds`: :meth:`probe` draws the
+    round's sampled canaries before the step, :meth:`observe` adds the victim's messages of
+    the channel to a running sum (the scores are linear in the messages). :meth:`install`
+    wraps the run's engine's ``clipped_sums`` or, for batch clipping, its
+    ``batch_gradients`` and the run context's ``noise`` (those instances only).
+    """
+
+    def __init__(self, prep, spec: AuditSpec, victim: int, coords: torch.Tensor, included: np.ndarray, q: float):
+        self.prep, self.spec, self.victim, self.q = prep, spec, victim, q
+        self.batch = batch_clipped(prep.algorithm.params)
+        self.channel = spec.channel_for(prep.config.algorithm)
+        self.coords = coords
+        self.included = torch.as_tensor(included)
+        self.sampling = torch.Generator().manual_seed(derive_seed(prep.config.seed, "audit", "sampling"))
+        self.active = torch.zeros(spec.m, dtype=torch.bool)
+        self.total = torch.zeros(prep.engine.P, dtype=torch.float64)
+        self.observed = 0  # messages of the channel seen
+        self.injections = 0  # clipped sums of the victim's batch that received the round's canaries
+        self.participations = torch.zeros(spec.m, dtype=torch.long)
+        # The informed observer's view: the victim's messages less what its real examples put
+        # in them, at the canaries' coordinates.
+        self.residual = torch.zeros(spec.m, dtype=torch.float64)
+        self.unmatched = 0  # victim's messages with no clipped sum of the round at their model
+        self._clean: list[tuple[torch.Tensor, torch.Tensor]] = []  # this round's (model, real sum/units)
+
+    def install(self) -> None:
+        """Wrap the engine's kernel the mechanism clips with (and, for batch clipping, the
+        run context's noise draw), on this run's instances only."""
+        if self.batch:
+            self._install_batch()
+            return
+        engine = self.prep.engine
+        original = type(engine).clipped_sums.__get__(engine)
+
+        def clipped_sums(X, data_index, xb, yb, clip, unit=1):
+            sums, losses = original(X, data_index, xb, yb, clip, unit)
+            rows = torch.nonzero(data_index == self.victim).squeeze(1)
+            if len(rows):
+                self.injections += len(rows)
+                units = yb.shape[1] // unit  # messages are (clipped sum + noise)/units
+                real = sums[rows][:, self.coords.to(sums.device)].detach().double().cpu() / units
+                self._clean.extend(zip(X[rows].detach(), real))
+                cols = self.coords[self.active].to(sums.device)
+                if len(cols):
+                    sums[rows.unsqueeze(1), cols.unsqueeze(0)] += clip
+            return sums, losses
+
+        engine.clipped_sums = clipped_sums
+
+    def _install_batch(self) -> None:
+        """Batch clipping: the release is clip_C(ḡ) + z, one vector of norm ≤ C per
+        message, whose sensitivity to one example is 2C (an example can turn the clipped
+        batch mean from C·v to −C·v), the sensitivity the accountant charges
+        (``noise_scale``). A sampled canary moves the release by exactly that: it adds
+        (C / noise_scale)·u_c, in the noise's units, to the noise draw of every message of the
+        victim's batch in the round (after the clip, before the release), and the informed
+        observer's real part of a message is the clipped batch gradient itself."""
+        engine, ctx = self.prep.engine, self.prep.ctx
+        gradients = type(engine).batch_gradients.__get__(engine)
+        noise = type(ctx).noise.__get__(ctx)
+        clip = float(ctx.clip)
+        shift = clip / float(self.prep.sigma_report.noise_scale)
+
+        def batch_gradients(X, data_index, xb, yb):
+            grads, losses = gradients(X, data_index, xb, yb)
+            rows = torch.nonzero(data_index == self.victim).squeeze(1)
+            if len(rows):
+                g = grads[rows].detach()
+                clipped = g * torch.clamp(clip / (g.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
+                self._clean.extend(zip(X[rows].detach(), clipped[:, self.coords.to(g.device)].double().cpu()))
+            return grads, losses
+
+        def victim_noise(owners, P):
+            z = noise(owners, P)
+            rows = torch.nonzero(owners == self.victim).squeeze(1)
+            cols = self.coords[self.active].to(z.device)
+            self.injections += len(rows)
+            if len(rows) and len(cols):
+                z[rows.unsqueeze(1), cols.unsqueeze(0)] += shift
+            return z
+
+        engine.batch_gradients = batch_gradients
+        ctx.noise = victim_noise
+
+    def uninstall(self) -> None:
+        for name in ("clipped_sums", "batch_gradients"):
+            self.prep.engine.__dict__.pop(name, None)
+        self.prep.ctx.__dict__.pop("noise", None)
+
+    def probe(self, t: int, prep, state) -> None:
+        self._clean = []
+        coins = torch.rand(self.spec.m, generator=self.sampling) < self.q
+        self.active = coins & self.included
+        self.participations += self.active.long()
+
+    def observe(self, ctx, channel, messages, models, owners) -> None:
+        if channel != self.channel:
+            return
+        rows = owners == self.victim
+        if bool(rows.any()):
+            self.total += messages[rows].detach().double().sum(0).cpu()
+            self.observed += int(rows.sum())
+            for msg, model in zip(messages[rows], models[rows]):
+                real = next((r for x, r in self._clean if torch.equal(x, model)), None)
+                if real is None:
+                    self.unmatched += 1
+                    continue
+                self.residual += msg[self.coords.to(msg.device)].detach().double().cpu() - real
+
+    def scores(self) -> np.ndarray:
+        """Σ_t ⟨u_c, message_t⟩ for every canary: the Dirac directions restricted to their
+        coordinates are the identity."""
+        return gradient_canary_scores(np.eye(self.spec.m), self.total[self.coords].numpy())
+
+    def informed_scores(self) -> np.ndarray:
+        """The same scores for an observer that also knows the victim's other examples and
+        its batches (the white-box auditor of Nasr et al. 2023), so it subtracts their
+        clipped sum from each message: what is left is the canaries plus the noise."""
+        return gradient_canary_scores(np.eye(self.spec.m), self.residual.numpy())
+
+
+def batch_clipped(params) -> bool:
+    """Whether an algorithm's options say it clips the batch gradient as a whole (PDSL's
+    ``clipping``, DP-CGA's ``clip``): its releases are then clip_C(ḡ) + noise, and the
+    canaries enter after the clip (:meth:`CanaryAuditor._install_batch`)."""
+    return any(getattr(params, name, None) == "batch" for name in BATCH_CLIP_FIELDS)
+
+
+def _victim(prep, spec: AuditSpec) -> int:
+    sizes = prep.sizes.numpy()
+    if spec.victim is None:
+        return int(np.argmin(sizes))
+    if not 0 <= spec.victim < len(sizes):
+        raise ValueError(f"victim={spec.victim} is not an agent of n_agents={len(sizes)}")
+    return int(spec.victim)
+
+
+def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False) -> dict:
+    """Train ``config`` for its ``rounds`` with ``spec``'s canaries and audit one channel.
+
+    Returns
+    -------
+    dict
+        ``config`` and ``spec`` (with their hashes), the victim, its samples and q, the
+        channel, ``epsilon_nominal`` (``config.epsilon``; None without DP),
+        ``epsilon_accountant`` (the victim's accountant ε for the mechanism that ran, over
+        ``config.rounds``), ``sigma``, ``epsilon_audit`` and the counts behind it
+        (``audit``: :class:`~dpdl_core.sim.audit.AuditResult`), the informed observer's
+        ``epsilon_audit_informed`` and ``audit_informed`` (None when a message could not be
+        matched to its clipped sum: ``unmatched_messages``), canaries in, mean
+        participations of an in canary, messages observed, seconds.
+
+    Raises
+    ------
+    ValueError
+        When the victim's messages pass through neither a per-sample clipped sum nor a
+        batch-clipped gradient, or the channel is never seen.
+    """
+    start = time.perf_counter()
+    prep = prepare(config)
+    P = prep.engine.P
+    if spec.m > P:
+        raise ValueError(f"m={spec.m} canaries need m distinct coordinates; the model has P={P}")
+    victim = _victim(prep, spec)
+    n_victim = int(prep.sizes[victim])
+    q = min(1.0, config.batch_size / n_victim)
+    coords = torch.randperm(P, generator=torch.Generator().manual_seed(
+        derive_seed(config.seed, "audit", "directions")))[: spec.m]
+    included = draw_inclusion(spec.m, np.random.default_rng(derive_seed(config.seed, "audit", "inclusion")))
+    auditor = CanaryAuditor(prep, spec, victim, coords, included, q)
+    state = prep.algorithm.init_state(prep.initial_models())
+    auditor.install()
+    try:
+        for t, losses in training_rounds(prep, state, 1, config.rounds, taps=[auditor]):
+            if not auditor.injections:
+                raise ValueError(f"{config.algorithm} released nothing from agent {victim}'s batch in round {t} "
+                                 f"through a clipped sum or a batch-clipped gradient: the gradient canaries have "
+                                 f"nowhere to enter")
+            if progress:
+                print(f"\r  round {t}/{config.rounds} loss {float(losses.mean()):.3g}", end="", file=sys.stderr)
+    finally:
+        auditor.uninstall()
+        if progress:
+            print(file=sys.stderr)
+    if not auditor.observed:
+        raise ValueError(f"channel {auditor.channel!r} showed no message of agent {victim}; "
+                         f"pick another AuditSpec.channel")
+    delta = config.delta if spec.delta is None else spec.delta
+    result = best_k_epsilon_lower_bound(auditor.scores(), included, delta, spec.confidence)
+    informed = None
+    if not auditor.unmatched:
+        informed = best_k_epsilon_lower_bound(auditor.informed_scores(), included, delta, spec.confidence)
+    report = prep.sigma_report
+    in_parts = auditor.participations[torch.as_tensor(included)].double()
+    return {
+        "config": config.to_dict(),
+        "config_hash": config.hash,
+        "spec": spec.to_dict(),
+        "spec_hash": spec.hash(),
+        "algorithm": config.algorithm,
+        "victim": victim,
+        "victim_samples": n_victim,
+        "q": q,
+        "channel": auditor.channel,
+        "rounds": config.rounds,
+        "epsilon_nominal": config.epsilon,
+        "epsilon_accountant": float(report.epsilon_rdp[victim]),
+        "sigma": float(report.sigma[victim]),
+        "sigma_rule": report.rule,
+        "epsilon_audit": result.epsilon,
+        "audit": result.to_dict(),
+        "epsilon_audit_informed": None if informed is None else informed.epsilon,
+        "audit_informed": None if informed is None else informed.to_dict(),
+        "unmatched_messages": auditor.unmatched,
+        "canaries_in": int(included.sum()),
+        "mean_participations": float(in_parts.mean()) if len(in_parts) else 0.0,
+        "messages_observed": auditor.observed,
+        "dataset": data_record(prep.data.meta),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def audit_path(config: ExperimentConfig, spec: AuditSpec, root: str | Path | None = None) -> Path:
+    """``<root>/<config hash>-<spec hash>.json``; root defaults to ``results/audit``."""
+    return Path(root or AUDIT_DIR) / f"{config.hash}-{spec.hash()}.json"
+
+
+def audit_cached(config: ExperimentConfig, spec: AuditSpec, root: str | Path | None = None,
+                 force: bool = False, progress: bool = False) -> dict:
+    """:func:`audit_run`, stored at :func:`audit_path` (atomically); a stored pair is read,
+    not rerun, unless ``force``."""
+    path = audit_path(config, spec, root)
+    if path.exists() and not force:
+        return json.loads(path.read_text())
+    out = audit_run(config, spec, progress=progress)
+    atomic_write_bytes(path, (json.dumps(out, indent=1, sort_keys=True, default=_json_default) + "\n").encode())
+    return out
+
+
+def _json_default(value):
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
+                 "epsilon_audit", "epsilon_audit_informed", "confidence", "m", "rounds", "seed", "q", "sigma", "guesses",
+                 "correct", "config_hash", "spec_hash"]
+
+
+def _variant(algo: dict) -> str:
+    """The mechanism's label suffix where an option changes what is released: DPDL's
+    micro-batches, PDSL's per-sample clipping (its default clips the batch), DP-CGA's batch
+    clipping (its default clips per sample)."""
+    if algo.get("clip_mode") == "microbatch":
+        return " (micro-batch)"
+    if algo.get("clipping") == "per_sample":
+        return " (per-sample clip)"
+    if algo.get("clip") == "batch":
+        return " (batch clip)"
+    return ""
+
+
+def audit_table(root: str | Path | None = None) -> pd.DataFrame:
+    """One row per stored audit under ``root`` (default ``results/audit``): mechanism,
+    nominal ε, accountant ε (upper), audited ε (lower, at ``confidence``) for the neighbour
+    and for the informed observer, m, rounds, and the run's q, σ and the neighbour's counts.
+    Empty (with the columns) when nothing is stored."""
+    rows = []
+    for path in sorted(Path(root or AUDIT_DIR).glob("*.json")):
+        r = json.loads(path.read_text())
+        rows.append({
+            "mechanism": display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
+            "algorithm": r["algorithm"],
+            "sigma_rule": r["sigma_rule"],
+            "channel": r["channel"],
+            "epsilon_nominal": r["epsilon_nominal"],
+            "epsilon_accountant": r["epsilon_accountant"],
+            "epsilon_audit": r["epsilon_audit"],
+            "epsilon_audit_informed": r.get("epsilon_audit_informed"),
+            "confidence": r["audit"]["confidence"],
+            "m": r["audit"]["m"],
+            "rounds": r["rounds"],
+            "seed": r["config"]["seed"],
+            "q": r["q"],
+            "sigma": r["sigma"],
+            "guesses": r["audit"]["guesses"],
+            "correct": r["audit"]["correct"],
+            "config_hash": r["config_hash"],
+            "spec_hash": r["spec_hash"],
+        })
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m dpdl_core.runs.audit_run",
+        description="Empirical privacy audit (one-run, Steinke et al. 2023) of a config: m gradient canaries in one "
+                    "agent, an observer of one channel, the audited epsilon beside the nominal and accountant ones.")
+    p.add_argument("configs", nargs="*", help="YAML config files (ExperimentConfig fields)")
+    p.add_argument("--preset", metavar="PAPER/DATASET/ALG", action="append", default=[],
+                   help="a paper's preset for DATASET and algorithm ALG (e.g. dpdl/mnist/dp_cga; with --set "
+                        "sigma_rule=authors_code for DPDL's paper noise); repeatable")
+    p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                   help="config field to change, e.g. --set rounds=100 or --set algo.clip_mode=microbatch")
+    p.add_argument("--m", type=int, default=1000, help="canaries (default 1000)")
+    p.add_argument("--channel", default=None, help="observed channel (default: CG for DPDL, DP-CGA, PDSL; else gradient)")
+    p.add_argument("--victim", type=int, default=None, help="agent holding the canaries (default: the smallest)")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--delta", type=float, default=None, help="delta of the audited hypothesis (default: the config's)")
+    p.add_argument("--root", default=None, help=f"where results go (default {AUDIT_DIR})")
+    p.add_argument("--force", action="store_true", help="rerun a stored audit")
+    p.add_argument("--table", action="store_true", help="print the stored audits and exit")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: leaves a core free)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.table:
+        print(audit_table(args.root).to_string(index=False))
+        return 0
+    configs = [ExperimentConfig.from_yaml(path).with_overrides(args.set) for path in args.configs]
+    for name in args.preset:
+        from .. import papers
+
+        parts = name.split("/")
+        if len(parts) != 3 or parts[0] not in papers.PAPERS:
+            _parser().error(f"--preset {name!r}: expected PAPER/DATASET/ALG with PAPER one of {list(papers.PAPERS)}")
+        configs.append(papers.get_paper(parts[0]).preset(parts[1], algorithm=parts[2]).with_overrides(args.set))
+    if not configs:
+        _parser().error("nothing to audit: pass config files or --preset PAPER/DATASET/ALG")
+    torch.set_num_threads(max(1, args.threads))
+    spec = AuditSpec(m=args.m, channel=args.channel, victim=args.victim, confidence=args.confidence, delta=args.delta)
+    for config in configs:
+        out = audit_cached(config, spec, args.root, force=args.force, progress=True)
+        print(f"{display_name(config.algorithm)} [{config.hash}]: nominal eps {out['epsilon_nominal']}, "
+              f"accountant eps {out['epsilon_accountant']:.4g}, audited eps {out['epsilon_audit']:.3f} "
+              f"(informed observer {out['epsilon_audit_informed']}) "
+              f"({out['audit']['correct']}/{out['audit']['guesses']} right, m={spec.m}, {out['rounds']} rounds, "
+              f"{out['seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The privacy audit in the answer: per mechanism, the nominal ε, the accountant's ε (an
+upper bound) and the audited ε (a lower bound at 95% confidence) side by side, as a table
+for the README and docs/answer.md and as a figure (:func:`audit_summary`,
+:func:`audit_markdown`, :func:`audit_figure`). The audits themselves are
+:mod:`dpdl_core.runs.audit_run`'s committed results (``results/audit/``)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["audit_figure", "audit_markdown", "audit_summary"]
+
+# The σ rule of each audited run, as the table names it. "paper" is the rule a paper's study
+# runs as the paper's noise (PDSL: the per-message σ_b standing in for Theorem 1's σ = ∞).
+_NOISE = {"authors_code": "paper", "rdp": "equal ε", "per_message": "paper (σ_b)", "leasgd_common": "paper",
+          "pdsl_code_base": "code base", "pdsl_theorem1": "Theorem 1"}
+
+
+def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per audited mechanism and noise (seeds together): nominal, accountant and
+    audited ε (the informed observer's, the strongest; every seed's, and the smallest, which
+    is the bound that holds for each of them), and whether the stated ε is violated (the
+    smallest audited ε above the nominal one)."""
+    if table.empty:
+        return pd.DataFrame(columns=["mechanism", "noise", "channel", "rounds", "nominal", "accountant", "audited",
+                                     "audited_min", "neighbour", "seeds", "m", "stated"])
+    rows = []
+    keys = ["mechanism", "sigma_rule", "epsilon_nominal", "channel", "rounds", "m"]
+    for (mechanism, rule, nominal, channel, rounds, m), g in table.groupby(keys, sort=False, dropna=False):
+        g = g.sort_values("seed")
+        noise = "none (σ = 0)" if not np.isfinite(nominal) else _NOISE.get(rule, rule)
+        audited = g["epsilon_audit_informed"].tolist()
+        low = float(min(audited))
+        stated = ("— (no noise: the audit's power)" if not np.isfinite(nominal) else
+                  "violated" if low > nominal else "not shown violated")
+        rows.append({"mechanism": mechanism, "noise": noise, "channel": channel, "rounds": int(rounds),
+                     "nominal": nominal, "accountant": float(g["epsilon_accountant"].max()), "audited": audited,
+                     "audited_min": low, "neighbour": g["epsilon_audit"].tolist(), "seeds": len(g), "m": int(m),
+                     "stated": stated})
+    frame = pd.DataFrame(rows)
+    return frame.sort_values(["noise", "mechanism"], key=lambda c: c.map(_noise_rank) if c.name == "noise" else c,
+                             kind="stable").reset_index(drop=True)
+
+
+def _noise_rank(noise: str) -> int:
+    """The papers' noise first, then equal ε, then the other readings, then none."""
+    return 0 if noise.startswith("paper") else 1 if noise == "equal ε" else 3 if noise.startswith("none") else 2
+
+
+def _num(x: float) -> str:
+    if not np.isfinite(x):
+        return "∞" if x > 0 else "—"
+    return f"{x:.2g}" if x < 100 else f"{x:,.0f}" if x < 1e5 else f"{x:.1e}".replace("e+0", "e")
+
+
+def audit_markdown(summary: pd.DataFrame, detail: bool = False) -> list[str]:
+    """The table's lines (the rounds each audit ran: the accountant's ε is for them);
+    ``detail`` adds the neighbour's audit, the channel, seeds and canaries (docs/answer.md)."""
+    head = "| mechanism | noise | rounds | nominal ε | accountant ε (upper) | audited ε ≥, 95% (lower) | the stated ε |"
+    if detail:
+        head += " neighbour's audit | channel | seeds | canaries |"
+    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
+    for r in summary.itertuples():
+        audited = " / ".join(f"{a:.2f}" for a in r.audited)
+        row = (f"| {r.mechanism} | {r.noise} | {r.rounds:,} | {_num(r.nominal)} | {_num(r.accountant)} | {audited} | "
+               f"{r.stated} |")
+        if detail:
+            row += f" {' / '.join(f'{a:.2f}' for a in r.neighbour)} | {r.channel} | {r.seeds} | {r.m:,} |"
+        lines.append(row)
+    return lines
+
+
+def audit_figure(summary: pd.DataFrame):
+    """Per mechanism and noise, the three ε on a log axis: nominal, accountant (upper bound)
+    and audited (lower bound, the smallest over seeds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = summary.iloc[::-1].reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(8.0, 0.45 * len(s) + 1.3))
+    y = np.arange(len(s))
+    floor = 1e-2
+    for offset, col, colour, label in ((0.25, "nominal", "#7f7f7f", "nominal ε (the paper's label)"),
+                                       (0.0, "accountant", "#1f77b4", "accountant ε (upper bound)"),
+                                       (-0.25, "audited_min", "#d62728", "audited ε (lower bound, 95%)")):
+        values = s[col].to_numpy(dtype=float)
+        values = np.where(np.isfinite(values), np.maximum(values, floor), np.nan)
+        ax.barh(y + offset, values, height=0.24, color=colour, label=label, left=0)
+    ax.set_xscale("log")
+    ax.set_yticks(y, [f"{r.mechanism} ({r.noise})" for r in s.itertuples()], fontsize=7)
+    ax.set_xlabel(f"ε (log scale; values below {floor:g} drawn at {floor:g}; ∞ not drawn)")
+    ax.set_title("How much privacy the messages give: the label, the proof, the measurement", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.tight_layout()
+    return fig
