@@ -358,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=216, help="B (the paper's 216 by default)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--compiled", action="store_true",
-                        help="also time the torch.compile'd kernel (Engine(compile=True)); compiling takes about a minute per case")
+                        help="also time the torch.compile'd kernel (Engine(compile=True)); "
+                             "compiling takes about a minute per case")
     parser.add_argument("--run-rounds", type=int, default=20, help="rounds of the run() overhead case (0: skip it)")
     parser.add_argument("--run-variant", choices=["paper", "authors"], default="paper",
                         help="the run() overhead case: DPDL as the paper states it, or the authors' code's variant")
@@ -376,7 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(
             f"{name:26s} [{row['strategy']}] engine {row['engine_round_s']:.3f} s/round | per-edge loop "
-            f"{row['per_edge_loop_round_s']:.3f} s ({row['speedup_vs_per_edge']:.2f}x) | naive {row['naive_round_s']:.1f} s "
+            f"{row['per_edge_loop_round_s']:.3f} s ({row['speedup_vs_per_edge']:.2f}x) | naive "
+            f"{row['naive_round_s']:.1f} s "
             f"({row['speedup_vs_naive']:.0f}x) | kernel {100 * row['kernel_fraction']:.0f}% | overhead "
             f"{100 * row['engine_overhead_fraction']:.0f}% | {row['per_sample_gflop_per_round']:.1f} GFLOP/round, "
             f"{row['achieved_gflops']:.1f} GFLOP/s = {100 * row['kernel_fraction_of_sgemm']:.0f}% of sgemm "
@@ -385,15 +387,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"{'':26s} micro-batch clipping: engine {row['engine_microbatch_round_s']:.3f} s/round "
               f"({100 * row['microbatch_kernel_fraction_of_sgemm']:.0f}% of sgemm) | per-client loop "
-              f"{row['microbatch_loop_round_s']:.3f} s ({100 * row['microbatch_loop_fraction_of_sgemm']:.0f}% of sgemm) | "
+              f"{row['microbatch_loop_round_s']:.3f} s "
+              f"({100 * row['microbatch_loop_fraction_of_sgemm']:.0f}% of sgemm) | "
               f"engine/loop {row['speedup_vs_microbatch_loop']:.2f}x", flush=True)
         print(f"{'':26s} per-model kernel (per_sample_strategy: per_model): {row['per_model_round_s']:.3f} s/round "
               f"({row['per_model_speedup_vs_engine']:.2f}x the engine)", flush=True)
         print(f"{'':26s} book-keeping kernel (the default): {row['bookkeeping_round_s']:.3f} s/round "
               f"({row['bookkeeping_speedup_vs_engine']:.2f}x the engine)", flush=True)
         if "compiled_round_s" in row:
-            print(f"{'':26s} torch.compile: {row['compiled_round_s']:.3f} s/round ({row['compiled_speedup_vs_engine']:.2f}x the "
-                  f"engine, {row['compiled_gflops']:.1f} GFLOP/s) after {row['compile_s']:.0f} s of compilation", flush=True)
+            print(f"{'':26s} torch.compile: {row['compiled_round_s']:.3f} s/round "
+                  f"({row['compiled_speedup_vs_engine']:.2f}x the engine, {row['compiled_gflops']:.1f} GFLOP/s) "
+                  f"after {row['compile_s']:.0f} s of compilation", flush=True)
     run_row = None
     if args.run_rounds:
         run_row = bench_run_overhead(args.run_rounds, max(2, min(args.repeats, 3)), args.batch_size,
@@ -401,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(run_row)
         b = run_row["breakdown_s"]
         print(
-            f"run() MNIST N=10 bipartite ({args.run_variant}, B = {run_row['batch_size']}), {run_row['rounds']} rounds: {run_row['run_round_s']:.3f} s/round vs engine "
+            f"run() MNIST N=10 bipartite ({args.run_variant}, B = {run_row['batch_size']}), "
+            f"{run_row['rounds']} rounds: {run_row['run_round_s']:.3f} s/round vs engine "
             f"{run_row['engine_round_s']:.3f} s/round ({run_row['run_over_engine']:.2f}x; a 500-round run "
             f"{run_row['run_over_engine_500']:.2f}x)\n  breakdown (s): "
             + ", ".join(f"{k} {v:.3f}" for k, v in b.items())
@@ -419,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         worst = min(r["speedup_vs_per_edge"] for r in case_rows)
         print(f"  >= 1.2x the per-edge loop on every case: {'met' if worst >= 1.2 else 'NOT met'} (min {worst:.2f}x)")
         frac = min(r["kernel_fraction_of_sgemm"] for r in case_rows)
-        print(f"  per-sample kernel >= 50% of sgemm GFLOP/s: {'met' if frac >= 0.5 else 'NOT met'} (min {100 * frac:.0f}%)")
+        print(f"  per-sample kernel >= 50% of sgemm GFLOP/s: {'met' if frac >= 0.5 else 'NOT met'} "
+              f"(min {100 * frac:.0f}%)")
         mb = min(r["speedup_vs_microbatch_loop"] for r in case_rows)
         print(f"  >= 2x the per-client micro-batch loop (micro-batch clipping): {'met' if mb >= 2 else 'NOT met'} "
               f"(min {mb:.2f}x)")

@@ -141,7 +141,8 @@ def bench_case(name: str, dataset: str, B: int, device: str, repeats: int, unit:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--thread-counts", default="1,2", help="torch thread counts to run every case at (overrides --threads)")
+    parser.add_argument("--thread-counts", default="1,2",
+                        help="torch thread counts to run every case at (overrides --threads)")
     parser.add_argument("--cases", default="", help="comma-separated model names to keep (default: every case)")
     args = parse_common(parser, argv)
     keep = set(filter(None, args.cases.split(",")))

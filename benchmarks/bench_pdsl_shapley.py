@@ -31,15 +31,16 @@ Scope: by default the games of ``--agents 1`` agent (agent 0) are timed; a whole
 ``--agents 10`` (≈ 10× the time; one agent's game is exactly a tenth of the round's work,
 since every agent of the fully connected graph plays the same size of game).
 
-Timing: the variants take turns within each repetition and the minimum is reported, so
-that load drift on a shared machine hits all of them alike; ratios within one run are what
+Timing: the variants take turns within each repetition and the minimum is reported, so that
+load drift on a shared machine hits all of them alike; ratios within one run are what
 matter. Each variant is warmed up first by a small call through the same code (two stacked
-models; one naive evaluation; one sgemm). FLOPs: ``torch.utils.flop_counter.FlopCounterMode`` on one model's forward pass
-over Q (convolutions and matrix products; ReLU, pooling and argmax are not counted), times
-the number of models evaluated (coalitions plus each agent's previous model, v(∅) under
-``empty="previous"``). Targets (the issue's): batched ≥ 5× the naive loop, and the
-batched Shapley part (whole ``shapley_round`` time, the stricter measure) at ≥ 50% of the
-measured sgemm GFLOP/s. Nothing is asserted; the output says whether each is met.
+models; one naive evaluation; one sgemm). FLOPs:
+``torch.utils.flop_counter.FlopCounterMode`` on one model's forward pass over Q
+(convolutions and matrix products; ReLU, pooling and argmax are not counted), times the
+number of models evaluated (coalitions plus each agent's previous model, v(∅) under
+``empty="previous"``). Targets (the issue's): batched ≥ 5× the naive loop, and the batched
+Shapley part (whole ``shapley_round`` time, the stricter measure) at ≥ 50% of the measured
+sgemm GFLOP/s. Nothing is asserted; the output says whether each is met.
 """
 from __future__ import annotations
 
@@ -221,7 +222,8 @@ def bench(
 
     # FLOPs of one model's forward pass over Q, by the plain module and by the batched
     # evaluator (one model), as a check that both do the same work.
-    flops_model = _count_flops(lambda: _naive_values(naive_module, candidates, previous, n, plan, [0], xq, yq, value.image_batch))
+    flops_model = _count_flops(
+        lambda: _naive_values(naive_module, candidates, previous, n, plan, [0], xq, yq, value.image_batch))
     flops_stacked = _count_flops(lambda: value(candidates[:1]))
     flops = flops_model * total
     gemm_gflops = 2 * gemm_size**3 / t_mm / 1e9
@@ -280,12 +282,14 @@ def _report(r: dict) -> None:
     met = {True: "met", False: "NOT met"}
     print(
         f"PDSL Shapley, MNIST M={r['n_agents']} {r['topology']}, B={r['batch_size']}, |Q|={r['validation_samples']}, "
-        f"R={r['permutations_R']} ({r['estimator']}, n={r['players_per_game']}), {r['model']} ({r['params']:,} params), "
+        f"R={r['permutations_R']} ({r['estimator']}, n={r['players_per_game']}), "
+        f"{r['model']} ({r['params']:,} params), "
         f"chunk {r['chunk']}, {r['device']}"
     )
     print(
         f"scope: {r['scope']}: {r['evaluations']} models evaluated "
-        f"({r['coalitions']} coalitions + {r['evaluations'] - r['coalitions']} previous), min of {r['repeats']} interleaved repeats"
+        f"({r['coalitions']} coalitions + {r['evaluations'] - r['coalitions']} previous), "
+        f"min of {r['repeats']} interleaved repeats"
     )
     print(
         f"batched {r['batched_s']:.3f} s (forward passes {r['batched_forward_s']:.3f} s, "
@@ -301,16 +305,20 @@ def _report(r: dict) -> None:
         f"(forward alone {100 * r['fraction_of_gemm_forward_only']:.0f}%; target >= "
         f"{100 * r['gemm_fraction_target']:.0f}%: {met[r['gemm_fraction_target_met']]})"
     )
-    print(f"max |v naive - v batched| on the sampled evaluations: {r['max_value_diff_naive_vs_batched']:.4g}", flush=True)
+    print(f"max |v naive - v batched| on the sampled evaluations: {r['max_value_diff_naive_vs_batched']:.4g}",
+          flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_pdsl_shapley.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agents", type=int, default=1, help="agents whose Shapley games are timed (10: the whole round)")
+    parser.add_argument("--agents", type=int, default=1,
+                        help="agents whose Shapley games are timed (10: the whole round)")
     parser.add_argument("--repeats", type=int, default=2, help="timed repetitions, interleaved (minimum reported)")
-    parser.add_argument("--naive-evaluations", type=int, default=10, help="evaluations the naive loop is timed on (then scaled)")
+    parser.add_argument("--naive-evaluations", type=int, default=10,
+                        help="evaluations the naive loop is timed on (then scaled)")
     parser.add_argument("--permutations", type=int, default=10, help="R of Algorithm 2")
-    parser.add_argument("--gemm-size", type=int, default=2048, help="side of the square sgemm measuring the matmul peak")
+    parser.add_argument("--gemm-size", type=int, default=2048,
+                        help="side of the square sgemm measuring the matmul peak")
     parser.add_argument("--gemm-reps", type=int, default=3, help="sgemm calls per repetition (fastest kept)")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"), help="torch device")
     parser.add_argument("--seed", type=int, default=0, help="seed of the permutations")

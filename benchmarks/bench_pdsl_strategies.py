@@ -75,7 +75,8 @@ def bench_value(model: str, dataset: str, K: int = 64, images: int = 500, repeat
 PARTS = ((bench_batch_grad, "batch gradients {model:<10} M={models} B={batch}: vmap {vmap_s:.2f} s, "
                             "per_model {per_model_s:.2f} s: {speedup:.2f}x; diff {max_rel_diff:.1e}"),
          (bench_value, "Shapley values  {model:<10} K={models} |Q|={images}: stacked {stacked_s:.2f} s, per_model "
-                       "{per_model_s:.2f} s: {speedup:.2f}x; accuracies differ by at most {max_images_differ} image(s)"))
+                       "{per_model_s:.2f} s: {speedup:.2f}x; accuracies differ by at most "
+                       "{max_images_differ} image(s)"))
 
 
 def main(argv=None) -> list[dict]:

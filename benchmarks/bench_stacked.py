@@ -97,7 +97,7 @@ def bench_case(case: str, algorithm: str, stacks: list[int], rounds: int, repeat
         n_solo = min(max(stacks), solo_runs)
         solo_cfgs = _configs(case, algorithm, rounds, n_solo, device)
         plain = [make([c], device) for c in solo_cfgs]
-        fns = {"plain": lambda: [fn() for fn in plain]}
+        fns = {"plain": lambda plain=plain: [fn() for fn in plain]}
         fns.update({R: make(_configs(case, algorithm, rounds, R, device), device) for R in stacks})
         times = _timed(fns, repeats)
         per_run_round = times["plain"] / (n_solo * rounds)
