@@ -80,7 +80,8 @@ def _results_store(path: str | None, *, create: bool = True, require: bool = Tru
     from .runs.results import RESULTS_ENV, ResultStore, default_results_dir
 
     root = Path(path) if path else default_results_dir()
-    origin = "--results" if path else (f"${RESULTS_ENV}" if os.environ.get(RESULTS_ENV) else "the default results folder")
+    origin = ("--results" if path
+              else f"${RESULTS_ENV}" if os.environ.get(RESULTS_ENV) else "the default results folder")
     fix = "pass --results DIR or set $DPDL_RESULTS_DIR to a folder you can write"
     if root.exists() and not root.is_dir():
         raise UserError(f"results folder {root} ({origin}) is a file, not a folder; {fix}")
@@ -393,7 +394,8 @@ def _cmd_results(args) -> int:
               file=sys.stderr)
     if args.action == "show":
         if not args.hash:
-            raise UserError("results show needs a hash (or its first characters): python -m dpdl_core results show HASH")
+            raise UserError("results show needs a hash (or its first characters): "
+                            "python -m dpdl_core results show HASH")
         h = _find_hash(store, args.hash, args.results)
         header, history = store.load_run(h)
         _print_json({"hash": h, "file": str(store.path(h)), "config": header["config"],
@@ -509,7 +511,8 @@ def _parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("summary", parents=[debug],
-                       help="each paper's reproduced-vs-paper summary of a profile's stored runs (papers with a summary)")
+                       help="each paper's reproduced-vs-paper summary of a profile's stored runs "
+                            "(papers with a summary)")
     p.add_argument("--profile", default="cpu", choices=PROFILE_CHOICES)
     p.set_defaults(func=_cmd_summary)
 

@@ -387,8 +387,8 @@ def _json_default(value):
 
 
 TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
-                 "epsilon_audit", "epsilon_audit_informed", "confidence", "m", "rounds", "seed", "q", "sigma", "guesses",
-                 "correct", "config_hash", "spec_hash"]
+                 "epsilon_audit", "epsilon_audit_informed", "confidence", "m", "rounds", "seed", "q", "sigma",
+                 "guesses", "correct", "config_hash", "spec_hash"]
 
 
 def _variant(algo: dict) -> str:
@@ -447,7 +447,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="config field to change, e.g. --set rounds=100 or --set algo.clip_mode=microbatch")
     p.add_argument("--m", type=int, default=1000, help="canaries (default 1000)")
-    p.add_argument("--channel", default=None, help="observed channel (default: CG for DPDL, DP-CGA, PDSL; else gradient)")
+    p.add_argument("--channel", default=None,
+                   help="observed channel (default: CG for DPDL, DP-CGA, PDSL; else gradient)")
     p.add_argument("--victim", type=int, default=None, help="agent holding the canaries (default: the smallest)")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--delta", type=float, default=None, help="delta of the audited hypothesis (default: the config's)")

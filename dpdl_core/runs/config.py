@@ -410,8 +410,9 @@ class ExperimentConfig:
             raise ConfigError(f"n_agents={self.n_agents} is more than {what}: every agent needs a sample; "
                               f"allowed: n_agents <= {available}, or more train_samples (null: all)")
         if self.validation_samples is not None and self.validation_samples >= spec.full_test:
-            raise ConfigError(f"validation_samples={self.validation_samples} must be < {spec.full_test}, the test images "
-                              f"of {spec.pretty}, so that some are left to evaluate on (null: no validation set)")
+            raise ConfigError(f"validation_samples={self.validation_samples} must be < {spec.full_test}, the test "
+                              f"images of {spec.pretty}, so that some are left to evaluate on "
+                              "(null: no validation set)")
 
     # -- conversions ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

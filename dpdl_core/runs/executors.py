@@ -63,7 +63,8 @@ class Executor(ABC):
         """Run every config (none of them stored yet) and store its result in ``store``;
         call ``done(config)`` once per config, after it is stored."""
 
-    def prepare(self, sweep: list[ExperimentConfig]) -> None:
+    # An optional hook with a default that does nothing, not an abstract method.
+    def prepare(self, sweep: list[ExperimentConfig]) -> None:  # noqa: B027
         """Told the whole sweep, stored runs included, before :meth:`run` gets what is left
         of it: choices that change a run's numbers must follow the sweep, not what is left.
         Does nothing by default."""

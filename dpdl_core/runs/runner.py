@@ -316,7 +316,8 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     if config.train_samples is not None and config.train_samples < len(pool):
         pool = np.sort(rngs.partition.permutation(len(pool))[: config.train_samples])
     parts = dirichlet_partition(
-        y_all[pool], config.n_agents, config.alpha_d, seed=derive_seed(config.seed, "partition"), scheme=config.partition
+        y_all[pool], config.n_agents, config.alpha_d, seed=derive_seed(config.seed, "partition"),
+        scheme=config.partition
     )
     parts = [pool[p] for p in parts]
     _check_batch_fits(config, parts)
@@ -333,7 +334,8 @@ def prepare(config: ExperimentConfig, data: Dataset | None = None) -> Prepared:
     report = sigma_for(config, topology, cls, params, sizes)
     x_test, y_test, x_val, y_val = data.x_test, data.y_test, None, None
     if config.validation_samples is not None:
-        val, rest = validation_split(len(y_test), config.validation_samples, seed=derive_seed(config.seed, "validation"))
+        val, rest = validation_split(len(y_test), config.validation_samples,
+                                     seed=derive_seed(config.seed, "validation"))
         x_val, y_val = x_test[val].to(device), y_test[val].to(device)
         x_test, y_test = x_test[rest], y_test[rest]
     ctx = RunContext.build(
@@ -672,7 +674,8 @@ def _compute(configs: list[ExperimentConfig], store: ResultStore, progress: bool
             note(f"run {tr.hash[:8]}: all {tr.prep.config.rounds} rounds were computed before; storing them from its "
                  "checkpoint", progress)
         elif tr.resumed:
-            note(f"run {tr.hash[:8]}: resuming at round {tr.start}/{tr.prep.config.rounds} from its checkpoint", progress)
+            note(f"run {tr.hash[:8]}: resuming at round {tr.start}/{tr.prep.config.rounds} from its checkpoint",
+                 progress)
         if save:
             store.log_event("computing", tr.hash, from_round=tr.start)
     # Runs resuming from different rounds, or on different graphs, make separate stacks.

@@ -55,7 +55,8 @@ from .config import ExperimentConfig
 from .results import ResultStore, atomic_write_bytes
 from .runner import prepare, sigma_for
 
-__all__ = ["AttackSpec", "AttackResult", "Eavesdropper", "Interception", "intercept", "attack_cell", "scenario_name", "MM_TARGETS"]
+__all__ = ["AttackSpec", "AttackResult", "Eavesdropper", "Interception", "intercept", "attack_cell", "scenario_name",
+           "MM_TARGETS"]
 
 MM_TARGETS = ("innovation", "difference")
 LABEL_MODES = ("idlg", "known")
@@ -163,7 +164,8 @@ class Eavesdropper:
                 msg = messages[row]
                 if channel == "MM":
                     msg = msg - self._mm_reference(ctx, v)
-                self.out.append(Interception(channel, ctx.round, v, models[row].cpu(), msg.detach().cpu(), xb[v].cpu(), yb[v].cpu()))
+                self.out.append(Interception(channel, ctx.round, v, models[row].cpu(), msg.detach().cpu(),
+                                             xb[v].cpu(), yb[v].cpu()))
         elif channel == "MM":
             self.previous_mm = (messages.detach().clone(), ctx.W)
 
@@ -180,7 +182,8 @@ class Eavesdropper:
         if t not in self.spec.rounds:
             return
         gen = torch.Generator().manual_seed(derive_seed(self.config.seed, "attack", t))
-        side_ctx = prep.ctx.side(batch_size=self.spec.attack_batch, sigma=self.tap_sigma, noise_generator=gen, taps=[self])
+        side_ctx = prep.ctx.side(batch_size=self.spec.attack_batch, sigma=self.tap_sigma, noise_generator=gen,
+                                 taps=[self])
         side = type(prep.algorithm)(prep.algorithm.params, side_ctx)
         self._probe_batch = prep.sample_batches(self.spec.attack_batch, gen)
         try:

@@ -101,12 +101,14 @@ class AuditResult:
 
 def _check_confidence(confidence: float) -> None:
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence={confidence!r} must be in (0, 1), e.g. 0.95 for a bound that holds 95% of the time")
+        raise ValueError(f"confidence={confidence!r} must be in (0, 1), "
+                         "e.g. 0.95 for a bound that holds 95% of the time")
 
 
 def _check_delta(delta: float) -> None:
     if not 0 <= delta < 1:
-        raise ValueError(f"delta={delta!r} must be in [0, 1): pass the δ of the (ε, δ) guarantee being audited, e.g. 1e-5")
+        raise ValueError(f"delta={delta!r} must be in [0, 1): "
+                         "pass the δ of the (ε, δ) guarantee being audited, e.g. 1e-5")
 
 
 def _check_counts(m: int, r: int, v: int) -> None:
@@ -114,7 +116,8 @@ def _check_counts(m: int, r: int, v: int) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ValueError(f"{name}={value!r} must be an integer count")
     if not 0 <= v <= r <= m or m < 1:
-        raise ValueError(f"counts m={m}, r={r}, v={v} must satisfy 0 <= v (correct) <= r (guesses) <= m (canaries), m >= 1")
+        raise ValueError(f"counts m={m}, r={r}, v={v} must satisfy "
+                         "0 <= v (correct) <= r (guesses) <= m (canaries), m >= 1")
 
 
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
@@ -172,11 +175,11 @@ def epsilon_from_counts(m: int, r: int, v: int, delta: float, confidence: float 
 
     The one-run audit's lower bound (Steinke et al. 2023, Theorem 3.1 inverted for ε): an ε
     at which :func:`one_run_p_value` is at most 1 − confidence, found by bisection to 1e-6,
-    reporting the end where the p-value is at most 1 − confidence. Any ε with that property is a valid bound: the reported ε is a function
-    of v, and if it exceeds the true ε the mechanism is also (reported ε, δ)-DP, under which
-    so many correct guesses have probability at most 1 − confidence. The bisection needs no
-    monotonicity for that; the binomial tail is increasing in ε, so in practice it finds the
-    largest such ε.
+    reporting the end where the p-value is at most 1 − confidence. Any ε with that property
+    is a valid bound: the reported ε is a function of v, and if it exceeds the true ε the
+    mechanism is also (reported ε, δ)-DP, under which so many correct guesses have
+    probability at most 1 − confidence. The bisection needs no monotonicity for that; the
+    binomial tail is increasing in ε, so in practice it finds the largest such ε.
 
     Returns
     -------
@@ -314,8 +317,13 @@ def _audit(scores, included, k_pos, k_neg, delta, confidence, choices) -> AuditR
                        delta=float(delta), confidence=float(confidence), choices=choices)
 
 
+def _float64(x) -> np.ndarray:
+    """``x`` (a tensor on any device, or array-like) as a float64 numpy array."""
+    return x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
+
+
 def _as_scores(scores) -> np.ndarray:
-    s = scores.detach().cpu().double().numpy() if isinstance(scores, torch.Tensor) else np.asarray(scores, dtype=np.float64)
+    s = _float64(scores)
     if s.ndim != 1 or len(s) == 0:
         raise ValueError(f"scores must be a non-empty 1-d array, one score per canary; got shape {s.shape}")
     if not np.all(np.isfinite(s)):
@@ -381,8 +389,8 @@ def gradient_canary_scores(directions, messages) -> np.ndarray:
     -------
     (m,) float64 array
     """
-    U = directions.detach().cpu().double().numpy() if isinstance(directions, torch.Tensor) else np.asarray(directions, dtype=np.float64)
-    M = messages.detach().cpu().double().numpy() if isinstance(messages, torch.Tensor) else np.asarray(messages, dtype=np.float64)
+    U = _float64(directions)
+    M = _float64(messages)
     if M.ndim == 1:
         M = M[None, :]
     if U.ndim != 2 or M.ndim != 2 or U.shape[1] != M.shape[1] or len(U) == 0:

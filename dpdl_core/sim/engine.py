@@ -177,7 +177,8 @@ class Engine:
         # Per-sample dropout masks of the gradient passes (set by the run from its seed).
         self.dropout_generator: torch.Generator | None = None
         if eval_strategy not in self.EVAL_STRATEGIES:
-            raise ValueError(f"eval_strategy={eval_strategy!r} is not known; allowed values: {list(self.EVAL_STRATEGIES)}")
+            raise ValueError(f"eval_strategy={eval_strategy!r} is not known; "
+                             f"allowed values: {list(self.EVAL_STRATEGIES)}")
         if batch_grad_strategy not in self.BATCH_GRAD_STRATEGIES:
             raise ValueError(f"batch_grad_strategy={batch_grad_strategy!r} is not known; "
                              f"allowed values: {list(self.BATCH_GRAD_STRATEGIES)}")

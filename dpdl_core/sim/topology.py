@@ -14,8 +14,8 @@ from numbers import Integral
 import networkx as nx
 import numpy as np
 
-__all__ = ["MIN_AGENTS", "MIXINGS", "TOPOLOGIES", "random_sinkhorn_rows", "Topology", "TopologyError", "check_n_agents", "make_topology",
-           "metropolis_hastings", "register_topology", "topologies", "validate_mixing_matrix"]
+__all__ = ["MIN_AGENTS", "MIXINGS", "TOPOLOGIES", "random_sinkhorn_rows", "Topology", "TopologyError", "check_n_agents",
+           "make_topology", "metropolis_hastings", "register_topology", "topologies", "validate_mixing_matrix"]
 
 # How W's weights are set on the graph: Metropolis-Hastings (symmetric, doubly stochastic; the
 # papers' assumption), or each agent's row from its own seeded random Sinkhorn matrix (row

@@ -191,7 +191,8 @@ def paper_claims() -> pd.DataFrame:
     for paper in study_papers():
         module = importlib.import_module(f"dpdl_core.papers.{paper}.claims")
         for value in vars(module).values():
-            items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+            items = (value.values() if isinstance(value, dict)
+                     else value if isinstance(value, (list, tuple)) else [value])
             for item in items:
                 for spec in (item if isinstance(item, (list, tuple)) else [item]):
                     if isinstance(spec, ClaimSpec):
@@ -251,8 +252,8 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
             continue
         own = audit[(audit["mechanism"] == display_name(paper)) & audit["noise"].str.startswith("paper")]
         for r in own.itertuples():
-            privacy[paper] += (f" Audited at nominal {r.nominal:g} ({r.rounds:,} rounds): ε ≥ {r.audited_min:.2f} at 95% "
-                               f"confidence, so the stated ε is {r.stated}.")
+            privacy[paper] += (f" Audited at nominal {r.nominal:g} ({r.rounds:,} rounds): ε ≥ {r.audited_min:.2f} "
+                               f"at 95% confidence, so the stated ε is {r.stated}.")
     claims = claims.reindex(columns=COLUMNS)
     claims[["calibration", "calibration_note"]] = claims[["calibration", "calibration_note"]].fillna("")
     every = paper_claims()
@@ -357,7 +358,8 @@ def _claim_sections(claims: pd.DataFrame) -> list[str]:
                 out += [f"> {_cell(spec['quote'])}", ""]
             if spec is not None and spec["rule"]:
                 out += [f"Rule: {_cell(spec['rule'])}", ""]
-            out += ["| setting | paper | ours | verdict | calibrated | why | tolerance |", "|---|---|---|---|---|---|---|"]
+            out += ["| setting | paper | ours | verdict | calibrated | why | tolerance |",
+                    "|---|---|---|---|---|---|---|"]
             out += [f"| {_cell(r.setting)} | {_cell(r.paper_value)} | {_cell(r.ours)} | {VERDICT_MARK[r.verdict]} | "
                     f"{_cell(r.calibration or '—')}{': ' + _cell(r.calibration_note) if r.calibration_note else ''} | "
                     f"{_cell(r.why)} | {_cell(r.tolerance)} |" for r in g.itertuples()]

@@ -33,9 +33,11 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 
-__all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "LOSS_REL_TOL", "NOT_TESTABLE_EPSILON", "UNCALIBRATED", "calibration", "effect_interval", "effect_note", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS", "Claim", "ClaimSpec", "Comparison",
-           "claims_frame", "combine", "compare", "difference_margin", "expect_judged", "margin_from_stats",
-           "margin_note", "paired_margin", "parts_margin", "spread_z", "table_view", "welch_df"]
+__all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "LOSS_REL_TOL", "NOT_TESTABLE_EPSILON", "UNCALIBRATED",
+           "calibration", "effect_interval", "effect_note", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS",
+           "Claim", "ClaimSpec", "Comparison", "claims_frame", "combine", "compare", "difference_margin",
+           "expect_judged", "margin_from_stats", "margin_note", "paired_margin", "parts_margin", "spread_z",
+           "table_view", "welch_df"]
 
 VERDICTS = ("holds", "fails", "inconclusive")
 # "paper": a statement of the paper; "check": our own consistency check; "beyond the paper":
@@ -266,7 +268,8 @@ def margin_note(tolerance: str, seeds: Iterable[int], paired: bool = False) -> s
     if paired:
         return (f"{tolerance} + {spread_z(min(counts) - 1):.2g} SE (Student's t, 95%) of the per-seed differences "
                 f"over {'/'.join(map(str, counts))} seeds")
-    return f"{tolerance} + t SE (Student's t, 95%, Welch df; at least {SPREAD_Z:g}) over {'/'.join(map(str, counts))} seeds"
+    return (f"{tolerance} + t SE (Student's t, 95%, Welch df; at least {SPREAD_Z:g}) "
+            f"over {'/'.join(map(str, counts))} seeds")
 
 
 @dataclass(frozen=True)
@@ -407,7 +410,8 @@ class Claim(_Stated):
     evidence : str or mapping
         The measured numbers.
     tolerance : str
-        The tolerance and seed spread the verdict used (``0.1 pp + 4.3 SE (Student's t, 95%) of the per-seed differences over 3 seeds``).
+        The tolerance and seed spread the verdict used (``0.1 pp + 4.3 SE (Student's t,
+        95%) of the per-seed differences over 3 seeds``).
     verdict : str
         ``holds``, ``fails`` or ``inconclusive``.
     condition : str

@@ -177,5 +177,6 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFra
     legend = ("✓ holds and ✗ fails are read where our run of the paper's own method reproduces the paper's number "
               "(*calibrated*); ? is inside the tolerance plus the seed spread; ⊘ marks a claim with no calibrated "
               "setting (the gap is in the last column) or one its setting cannot test; … waits for runs. ×n: "
-              "judged in n settings, the row shows the one that decides. Every setting, tolerance and number: [docs/answer.md](docs/answer.md).")
+              "judged in n settings, the row shows the one that decides. Every setting, tolerance and number: "
+              "[docs/answer.md](docs/answer.md).")
     return "\n".join([*summary, "", "\n\n".join(sentences), "", legend, "", "\n\n".join(sections)])

@@ -14,7 +14,8 @@ ROOT = REPO_ROOT
 
 def notebook_folders(notebook_dir: Path | None = None) -> list[str]:
     """The folders of ``notebooks/``: ``overview`` first, then the papers."""
-    names = sorted(p.name for p in (notebook_dir or ROOT / "notebooks").iterdir() if p.is_dir() and not p.name.startswith("."))
+    names = sorted(p.name for p in (notebook_dir or ROOT / "notebooks").iterdir()
+                   if p.is_dir() and not p.name.startswith("."))
     return sorted(names, key=lambda n: n != "overview")
 
 

@@ -45,7 +45,8 @@ class Output:
     def __post_init__(self):
         object.__setattr__(self, "files", tuple(Path(f) for f in self.files))
         if not isinstance(self.claims, pd.DataFrame) or list(self.claims.columns) != list(COLUMNS):
-            raise TypeError(f"claims must be a claims_frame (columns {list(COLUMNS)}), got {type(self.claims).__name__}")
+            raise TypeError(f"claims must be a claims_frame (columns {list(COLUMNS)}), "
+                            f"got {type(self.claims).__name__}")
         bad = sorted(k for k, v in self.tables.items() if not isinstance(v, pd.DataFrame))
         if bad:
             raise TypeError(f"tables {bad} are not DataFrames")

@@ -103,10 +103,12 @@ def loss_figure(configs: Sequence[ExperimentConfig], profile: str, name: str, ti
     """
     store = store or ResultStore()
     df, label = load_histories(configs, store, ["train_loss_mean", "train_loss_min", "train_loss_max"])
-    wide = df.pivot_table(index=["algorithm", "epsilon", "n_agents", "seed", "round"], columns="metric", values="value").reset_index()
+    wide = df.pivot_table(index=["algorithm", "epsilon", "n_agents", "seed", "round"], columns="metric",
+                          values="value").reset_index()
     eps_list = sorted(wide["epsilon"].unique())
     n_list = sorted(wide["n_agents"].unique())
-    fig, axes = plt.subplots(len(n_list), len(eps_list), figsize=(4.2 * len(eps_list), 3.2 * len(n_list)), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(len(n_list), len(eps_list), figsize=(4.2 * len(eps_list), 3.2 * len(n_list)),
+                             squeeze=False, sharey=True)
     names = [a for a in known_algorithms() if a in set(wide["algorithm"])]
     colors = dict(zip(names, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     for r, n in enumerate(n_list):
@@ -120,7 +122,8 @@ def loss_figure(configs: Sequence[ExperimentConfig], profile: str, name: str, ti
                 d = runs.groupby("round")
                 mean = d["train_loss_mean"].mean()
                 ax.plot(mean.index, mean.values, label=display_name(alg), color=colors[alg], lw=1.2)
-                ax.fill_between(mean.index, d["train_loss_min"].min(), d["train_loss_max"].max(), color=colors[alg], alpha=0.12)
+                ax.fill_between(mean.index, d["train_loss_min"].min(), d["train_loss_max"].max(), color=colors[alg],
+                                alpha=0.12)
             ax.set_title(f"({chr(97 + c)}{r + 1}) $\\epsilon$ = {eps}, N = {n}", fontsize=9)
             ax.set_xlabel("round")
             if c == 0:
@@ -197,7 +200,8 @@ def write_table(name: str, title: str, note: str, cols: Sequence[str], rows: Seq
     md_path, tex_path = _table_paths(name, note)
     md_path.write_text(text)
     lines = [r"\begin{table}[t]", r"\centering", r"\caption{" + _tex(title) + ". " + _tex(note) + "}",
-             r"\begin{tabular}{" + "l" * len(cols) + "}", r"\hline", " & ".join(_tex(c) for c in cols) + r" \\", r"\hline"]
+             r"\begin{tabular}{" + "l" * len(cols) + "}", r"\hline", " & ".join(_tex(c) for c in cols) + r" \\",
+             r"\hline"]
     lines += [" & ".join(r) + r" \\" for r in tex_cells]
     lines += [r"\hline", r"\end{tabular}", r"\end{table}"]
     tex_path.write_text("\n".join(lines) + "\n")

@@ -7,13 +7,14 @@ Layout of the site folder (``build/report/`` by default)::
     figures/<name>.{png,pdf,md,tex,csv}   copies of the outputs the index shows or links
     notebooks/<folder>/<stem>.html        the executed notebooks
 
-Each figure and table shows the profile and the data that produced it, read from the
-metadata ``figures/<profile>/<name>.json`` that :func:`dpdl_core.verdicts.plotting.write_metadata`
-writes beside it (for older outputs: from the caption in the table's Markdown). The site of
-a profile reads that profile's folder only; an output there naming another profile is left
-out, and so are the stale outputs of a failed notebook (``figures/<profile>/stale/``). The site works offline: images are local files, tables are rendered
-from their Markdown or CSV, and the notebook pages use a template without nbconvert's CDN
-scripts (require.js, MathJax, mermaid); :func:`external_references` checks every page.
+Each figure and table shows the profile and the data that produced it, read from the metadata
+``figures/<profile>/<name>.json`` that :func:`dpdl_core.verdicts.plotting.write_metadata`
+writes beside it (for older outputs: from the caption in the table's Markdown). The site of a
+profile reads that profile's folder only; an output there naming another profile is left out,
+and so are the stale outputs of a failed notebook (``figures/<profile>/stale/``). The site
+works offline: images are local files, tables are rendered from their Markdown or CSV, and the
+notebook pages use a template without nbconvert's CDN scripts (require.js, MathJax, mermaid);
+:func:`external_references` checks every page.
 """
 from __future__ import annotations
 
@@ -301,7 +302,8 @@ def _output_html(output: Output, notebook_href: str | None, notebook_label: str 
               f'data: <b>{esc(meta.get("dataset") or "not recorded")}</b>']
     if meta.get("written"):
         fields.append(f'written {esc(meta["written"])}')
-    fields.append("files: " + " ".join(f'<a href="figures/{esc(p.name)}">{ext.upper()}</a>' for ext, p in output.files.items()))
+    fields.append("files: " + " ".join(f'<a href="figures/{esc(p.name)}">{ext.upper()}</a>'
+                                       for ext, p in output.files.items()))
     if notebook_href:
         fields.append(f'notebook <a href="{esc(notebook_href)}">{esc(notebook_label)}</a>')
     elif notebook_label:
@@ -451,14 +453,15 @@ def _index_html(profile, figures, executed, sources, folders, nb_sources, pages,
             flag = ' <span class="failed">failed (see the page)</span>' if failed else ""
             ran.append(f'<li><a href="{esc(href)}">{esc(nb.stem)}</a>{flag}</li>')
         body = grouped.get(folder, [])
-        toc.append(f'<span><a href="#{anchor}">{esc(title)}</a> ({len(body)} output{"" if len(body) == 1 else "s"})</span>')
+        toc.append(f'<span><a href="#{anchor}">{esc(title)}</a> '
+                   f'({len(body)} output{"" if len(body) == 1 else "s"})</span>')
         notebooks = (f"<h4>Executed notebooks</h4><ul>{''.join(ran)}</ul>" if ran else "") + (
             f'<p class="missing">Not executed at this profile: {", ".join(missing)}.</p>' if missing else "")
         sections.append(f'<section class="paper" id="{anchor}"><h2>{esc(title)}</h2>'
                         + ("\n".join(body) or '<p class="missing">No figure or table of this profile.</p>')
                         + notebooks + "</section>")
-    note = (f"<p class=\"meta\">{hidden} output(s) in {esc(str(figures))} come from another profile and are not shown.</p>"
-            if hidden else "")
+    note = (f"<p class=\"meta\">{hidden} output(s) in {esc(str(figures))} come from another profile and are not "
+            "shown.</p>" if hidden else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>dpdl-replication report, profile {esc(profile)}</title>
 <style>{STYLE}</style></head><body>

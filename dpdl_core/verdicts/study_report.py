@@ -20,7 +20,8 @@ def render(study: Study, profile: str, table: pd.DataFrame, claims: pd.DataFrame
     are stored. Columns starting with ``_`` are internal and not shown."""
     store = store or study.store()
     status = study.status(store)
-    labels = sorted({store.read_header(h)["meta"].get("dataset_label", "?") for h in status.loc[status["stored"], "hash"]})
+    labels = sorted({store.read_header(h)["meta"].get("dataset_label", "?")
+                     for h in status.loc[status["stored"], "hash"]})
     note = caption("; ".join(labels) or "no run stored yet", profile,
                    f"{study.title}: paper-scale study rendered from the committed store results/{study.paper}/ "
                    f"({int(status['stored'].sum())} of {len(status)} runs stored; nothing recomputed here)")

@@ -77,7 +77,8 @@ def _spec(s: dict, rounds) -> AttackSpec:
     )
 
 
-def _config(s: dict, dataset: str, topology: str, n_agents: int, rounds: int, algorithm: str = "dpdl", epsilon=None) -> ExperimentConfig:
+def _config(s: dict, dataset: str, topology: str, n_agents: int, rounds: int, algorithm: str = "dpdl",
+            epsilon=None) -> ExperimentConfig:
     """The private training config of one cell (the paper's hyper-parameters, the profile's scale)."""
     return preset(
         dataset,
@@ -127,8 +128,10 @@ def scale_note(dataset: str, profile: str) -> str:
     inv = s["inversion"]
     return (
         f"epsilon {s['epsilon']}, attacked rounds {s['rounds']} (paper 200/400/800), training B = {s['batch_size']}, "
-        f"sigma rule {s['sigma_rule']} (tapped messages: the rule at B = {s.get('sigma_batch_size', s['batch_size'])}), {s['n_victims']} victim(s) x {s['attack_batch']} image, "
-        f"{inv.get('iterations', InversionConfig.iterations)} iterations x {inv.get('restarts', InversionConfig.restarts)} restarts"
+        f"sigma rule {s['sigma_rule']} (tapped messages: the rule at B = "
+        f"{s.get('sigma_batch_size', s['batch_size'])}), {s['n_victims']} victim(s) x {s['attack_batch']} image, "
+        f"{inv.get('iterations', InversionConfig.iterations)} iterations x "
+        f"{inv.get('restarts', InversionConfig.restarts)} restarts"
     )
 
 
@@ -164,7 +167,8 @@ def inversion_figure(result: AttackResult, config: ExperimentConfig, profile: st
     scenarios = [s for s in SCENARIOS if any(k[0] == s for k in result.recon)] or sorted({k[0] for k in result.recon})
     n = result.truth[(scenarios[0], rounds[0])].shape[0]
     cols = len(rounds) * n
-    fig, axes = plt.subplots(1 + len(scenarios), cols, figsize=(0.95 * cols + 1.2, 1.15 * (1 + len(scenarios)) + 0.9), squeeze=False)
+    fig, axes = plt.subplots(1 + len(scenarios), cols, figsize=(0.95 * cols + 1.2, 1.15 * (1 + len(scenarios)) + 0.9),
+                             squeeze=False)
     m = result.metrics
     for ri, r in enumerate(rounds):
         truth = denormalize(result.truth[(scenarios[0], r)], spec).clamp(0, 1).numpy()
@@ -227,7 +231,8 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
         std = images.groupby("scenario")[["MSE", "PSNR", "SSIM_x100", "PSNR_01"]].std(ddof=1)
         count = images.groupby("scenario").size()
         for _, r in s.iterrows():
-            ours = {"MSE": r["MSE"], "PSNR": r["PSNR"], "SSIM_x100": 100 * r["SSIM"], "PSNR_01": r["PSNR_01"], "success_%": 100 * r["success"]}
+            ours = {"MSE": r["MSE"], "PSNR": r["PSNR"], "SSIM_x100": 100 * r["SSIM"], "PSNR_01": r["PSNR_01"],
+                    "success_%": 100 * r["success"]}
             for metric, value in ours.items():
                 rows.append({
                     "topology": cfg.topology, "n_agents": cfg.n_agents, "scenario": r["scenario"], "metric": metric,
@@ -266,7 +271,8 @@ def write_attack_table(table: pd.DataFrame, claim: pd.DataFrame, name: str, titl
         for scenario in dict.fromkeys(table["scenario"]):
             vals = []
             for t, n in cells:
-                hit = table[(table["topology"] == t) & (table["n_agents"] == n) & (table["scenario"] == scenario) & (table["metric"] == metric)]
+                hit = table[(table["topology"] == t) & (table["n_agents"] == n) & (table["scenario"] == scenario)
+                            & (table["metric"] == metric)]
                 if not len(hit):
                     vals.append("—")
                     continue
@@ -326,7 +332,8 @@ def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: l
     import seaborn as sns
 
     t = table.assign(
-        message=[("no noise" if s.startswith("ND") else "with DP noise") + f" ({s.rsplit('-', 1)[1]})" for s in table["scenario"]]
+        message=[("no noise" if s.startswith("ND") else "with DP noise") + f" ({s.rsplit('-', 1)[1]})"
+                 for s in table["scenario"]]
     )
     fig, ax = plt.subplots(figsize=(8, 3.6))
     sns.barplot(data=t, x="algorithm", y="PSNR_01", hue="message", ax=ax)
@@ -346,7 +353,8 @@ def algorithms_figure(table: pd.DataFrame, results: list[AttackResult], cells: l
     files = save_figure(fig, name, caption(results[0].meta["dataset_label"], profile, extra))
     cols = list(table.columns)
     md = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    md += ["| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |" for r in table.itertuples(index=False)]
+    md += ["| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in r) + " |"
+           for r in table.itertuples(index=False)]
     path = figures_dir(profile) / f"{name}.md"
     path.write_text(f"_{caption(results[0].meta['dataset_label'], profile, extra)}_\n\n" + "\n".join(md) + "\n")
     return fig, [*files, path]
@@ -399,7 +407,8 @@ def attack_table_notebook(key: str, profile: str) -> Output:
     table = attack_table(cells, results)
     claim = privacy_claim(table)
     assert len(results) == len(cells) and set(table["scenario"]) == set(SCENARIOS)
-    assert table.loc[table["metric"].isin(["MSE", "PSNR", "SSIM_x100"]), "paper"].notna().all(), "a paper value is missing"
+    assert table.loc[table["metric"].isin(["MSE", "PSNR", "SSIM_x100"]), "paper"].notna().all(), \
+        "a paper value is missing"
     assert table["ours"].notna().all()
     return write_attack_table(table, claim, f"dpdl_{key}", title, table_note(results, dataset, profile))
 

@@ -75,7 +75,8 @@ def attack_run(spec: dict, checkpoint_dir: Path | None = None) -> tuple[pd.DataF
     meta = {"dataset_label": res.meta["dataset_label"], "dataset": res.meta["dataset"], "sigma": res.meta["sigma"],
             "train_sigma": res.meta["train_sigma"],
             # The accountant's eps of the private training run (the no-defence run has none).
-            "epsilon_rdp": res.meta["train_epsilon_rdp"]["True"], "victims": [int(v) for v in np.ravel(res.meta["victims"])],
+            "epsilon_rdp": res.meta["train_epsilon_rdp"]["True"],
+            "victims": [int(v) for v in np.ravel(res.meta["victims"])],
             "diverged": False}
     return hist[["round", "agent", "metric", "value"]].reset_index(drop=True), meta
 

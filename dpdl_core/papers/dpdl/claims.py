@@ -66,12 +66,12 @@ TABLE_SPECS = {
               "the CIFAR-10 dataset is consistent with the findings from the MNIST dataset", "DPDL", "II", _DPDL_ONLY),
     ],
     "tab05_mnist_ring_accuracy": [
-        _spec("tab05", "best", _BEST_S, "our DPDL algorithm still has the highest prediction accuracy on extreme sparse "
-              "topology with high data heterogeneity", "every cell (ring)", "V"),
+        _spec("tab05", "best", _BEST_S, "our DPDL algorithm still has the highest prediction accuracy on extreme "
+              "sparse topology with high data heterogeneity", "every cell (ring)", "V"),
     ],
     "tab06_cifar10_ring_accuracy": [
-        _spec("tab06", "best", _BEST_S, "the advantage of our proposed DPDL algorithm over the baseline methods remains "
-              "evident", "every cell (ring)", "VI"),
+        _spec("tab06", "best", _BEST_S, "the advantage of our proposed DPDL algorithm over the baseline methods "
+              "remains evident", "every cell (ring)", "VI"),
         _spec("tab06", "grows_with_epsilon", _EPS_S, "the test accuracy of our algorithm further improves to "
               "61.4%61.4\\%, benefiting from reduced noise injection during gradient perturbation", "DPDL (ring)",
               "VI", _DPDL_ONLY),
@@ -89,9 +89,9 @@ ATTACK_SPECS = {s.id: s for s in (
               "It is evident that our DPDL algorithm effectively protects data privacy",
               f"{SECTIONS['III-IV']}, Tables III-IV",
               "every (topology, N) cell of Tables III-IV, per channel (cross-gradient CG, momentum MM)",
-              "in every cell, the DPDL scenario's MSE above and PSNR, SSIM below the no-defence scenario's by more than "
-              f"the tolerance ({_ATTACK_TOL_TEXT}) plus t SE over the attacked images; the other way by more than that "
-              "fails; in between inconclusive"),
+              "in every cell, the DPDL scenario's MSE above and PSNR, SSIM below the no-defence scenario's by more "
+              f"than the tolerance ({_ATTACK_TOL_TEXT}) plus t SE over the attacked images; the other way by more "
+              "than that fails; in between inconclusive"),
     ClaimSpec(PAPER, "attack.success", "no DP reconstruction succeeds, while some undefended ones do",
               "when the Gaussian mechanism is applied in our algorithm, the adversary fails to effectively reconstruct "
               "the agents’ private data", f"{SECTIONS['5-6']}, Figures 5-6", "every cell, per channel",

@@ -16,7 +16,8 @@ AUTHORS_KERNEL = {"cifar10": "bookkeeping"}
 # The code's command-line defaults --lr 0.1 and --ct 1 (main.py:87, 102): the paper's Table I
 # is consistent with these, not with its stated eta = 0.005, C = 2.
 AUTHORS_CODE_HP = {"lr": 0.1, "clip": 1.0}
-AUTHORS_ALGO = {"clip_mode": "microbatch", "n_microbatches": 4, "cosine": "per_tensor", "weight_decay": 5e-4, "alpha": 1.5}
+AUTHORS_ALGO = {"clip_mode": "microbatch", "n_microbatches": 4, "cosine": "per_tensor", "weight_decay": 5e-4,
+                "alpha": 1.5}
 
 SETTINGS = {
     "mnist": {"lr": 0.005, "clip": 2.0, "epsilons": (0.25, 0.5, 1.0)},
@@ -37,9 +38,10 @@ def preset(dataset: str, topology: str = "bipartite", variant: str = "paper", **
     5e-4, α = 1.5 on every topology (DPDL's options, other algorithms keep theirs), η decayed
     by 0.995 every 30 rounds, B = 256/144/72 at N = 10/20/30, β = 0.9, η = 0.1 and C = 1 (the
     code's command-line defaults, for both datasets), the authors' LeNet (3 FC layers) and
-    CIFAR-10 CNN (with its dropout, so ``per_sample_strategy: bookkeeping``), and their σ rule (``authors_code``). Their per-agent random initial models
-    are the option ``init="per_agent"``. ``changes`` win (e.g. ``lr=0.005, clip=2.0`` for the
-    paper's stated values).
+    CIFAR-10 CNN (with its dropout, so ``per_sample_strategy: bookkeeping``), and their σ rule
+    (``authors_code``). Their per-agent random initial models are the option
+    ``init="per_agent"``. ``changes`` win (e.g. ``lr=0.005, clip=2.0`` for the paper's stated
+    values).
     """
     if dataset not in SETTINGS:
         raise ConfigError(f"dataset={dataset!r} has no DPDL preset; allowed values: {sorted(SETTINGS)}")
@@ -58,7 +60,8 @@ def preset(dataset: str, topology: str = "bipartite", variant: str = "paper", **
     if variant == "authors":
         n = changes.get("n_agents", 10)
         if n not in AUTHORS_BATCH_SIZE:
-            raise ConfigError(f"n_agents={n!r} has no batch size in the authors' code; allowed values: {sorted(AUTHORS_BATCH_SIZE)}")
+            raise ConfigError(f"n_agents={n!r} has no batch size in the authors' code; "
+                              f"allowed values: {sorted(AUTHORS_BATCH_SIZE)}")
         base.update(model=AUTHORS_MODELS[dataset], batch_size=AUTHORS_BATCH_SIZE[n], momentum=0.9, lr_decay=0.995,
                     lr_decay_every=30, sigma_rule="authors_code", **AUTHORS_CODE_HP)
         if dataset in AUTHORS_KERNEL:

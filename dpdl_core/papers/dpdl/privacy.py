@@ -60,7 +60,8 @@ def authors_code_sigma(epsilon: float, W: np.ndarray, batch_size: int) -> np.nda
 @register_sigma_rule("theorem1")
 def _theorem1(req: SigmaRequest) -> np.ndarray:
     alpha = getattr(req.params, "alpha", None) or paper_alpha(req.topology.name)
-    return theorem1_sigma(req.epsilon, req.delta, req.W, req.batch_size, int(np.min(req.local_sizes)), req.rounds, alpha)
+    return theorem1_sigma(req.epsilon, req.delta, req.W, req.batch_size, int(np.min(req.local_sizes)), req.rounds,
+                          alpha)
 
 
 @register_sigma_rule("authors_code")

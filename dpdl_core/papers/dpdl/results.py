@@ -34,9 +34,11 @@ __all__ = ["FIGURES", "TABLES", "accuracy_table", "accuracy_table_notebook", "cl
 # Notebook key -> (dataset, topologies, title) of the convergence figures.
 FIGURES = {
     "fig01_mnist_bipartite": ("mnist", ["bipartite"], "Figure 1: MNIST, bipartite graph, alpha_d = 0.25"),
-    "fig02_mnist_fully_connected": ("mnist", ["fully_connected"], "Figure 2: MNIST, fully connected graph, alpha_d = 0.25"),
+    "fig02_mnist_fully_connected": ("mnist", ["fully_connected"],
+                                    "Figure 2: MNIST, fully connected graph, alpha_d = 0.25"),
     "fig03_cifar10_bipartite": ("cifar10", ["bipartite"], "Figure 3: CIFAR-10, bipartite graph, alpha_d = 0.25"),
-    "fig04_cifar10_fully_connected": ("cifar10", ["fully_connected"], "Figure 4: CIFAR-10, fully connected graph, alpha_d = 0.25"),
+    "fig04_cifar10_fully_connected": ("cifar10", ["fully_connected"],
+                                      "Figure 4: CIFAR-10, fully connected graph, alpha_d = 0.25"),
     "fig08_mnist_ring": ("mnist", ["ring"], "Figure 8: MNIST, ring graph, alpha_d = 0.25"),
     "fig09_cifar10_ring": ("cifar10", ["ring"], "Figure 9: CIFAR-10, ring graph, alpha_d = 0.25"),
 }
@@ -49,7 +51,8 @@ def _paper_names() -> dict[str, str]:
 def _section(profile: str, dataset: str) -> dict:
     p = load_profile(profile, paper="dpdl")["dpdl"]
     if dataset not in p:
-        raise ValueError(f"profile {profile!r} has no dpdl grid for dataset={dataset!r}; allowed: {sorted(k for k in p if isinstance(p[k], dict))}")
+        raise ValueError(f"profile {profile!r} has no dpdl grid for dataset={dataset!r}; "
+                         f"allowed: {sorted(k for k in p if isinstance(p[k], dict))}")
     return {**{k: v for k, v in p.items() if not isinstance(v, dict)}, **p[dataset]}
 
 
@@ -88,7 +91,8 @@ def scale_note(dataset: str, profile: str) -> str:
     """One line naming the scale a profile runs at."""
     s = _section(profile, dataset)
     return (f"N in {s['n_agents']}, {s['rounds']} rounds, B = {s['batch_size']}, {len(s['seeds'])} seed(s), "
-            f"alpha_d in {s['alpha_d']}, noise: " + ", ".join(f"{NOISE_MODES.get(r, r)} ({r})" for r in s["sigma_rules"]))
+            f"alpha_d in {s['alpha_d']}, noise: "
+            + ", ".join(f"{NOISE_MODES.get(r, r)} ({r})" for r in s["sigma_rules"]))
 
 
 def loss_figure_notebook(key: str, profile: str, workers: int | None = None) -> Output:
@@ -156,7 +160,8 @@ def accuracy_table(configs: list[ExperimentConfig], key: str,
     ref = ref[ref["dataset"] == configs[0].dataset].copy()
     ref["algorithm"] = ref["algorithm"].map(_paper_names())
     ref_keys = keys[1:]
-    ref = ref.rename(columns={"accuracy_mean": "paper_mean", "accuracy_std": "paper_std"})[ref_keys + ["paper_mean", "paper_std"]]
+    ref = ref.rename(columns={"accuracy_mean": "paper_mean", "accuracy_std": "paper_std"})
+    ref = ref[ref_keys + ["paper_mean", "paper_std"]]
     table = ours.merge(ref, on=ref_keys, how="left")
     table["diff"] = table["ours_mean"] - table["paper_mean"]
     table.insert(0, "noise", table.pop("sigma_rule").map(lambda r: NOISE_MODES.get(r, r)))
@@ -253,7 +258,8 @@ def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
         raise FileNotFoundError(f"no run of the DPDL accuracy tables is stored at profile {profile} in {store.root}; "
                                 f"run `make figures PROFILE={profile} PAPER=dpdl` first")
     out = [f"Profile `{profile}`. Mean over the cells that ran of the final average-model test accuracy (%).", "",
-           "| table | noise | data that ran | algorithm | cells | ours | paper (same cells) |", "|---|---|---|---|---|---|---|"]
+           "| table | noise | data that ran | algorithm | cells | ours | paper (same cells) |",
+           "|---|---|---|---|---|---|---|"]
     verdicts = []
     for key, (name, dataset, topos) in TABLES.items():
         configs = [c for c in grid(dataset, topos, profile) if store.has(c.hash)]
@@ -261,7 +267,8 @@ def summary_markdown(profile: str, store: ResultStore | None = None) -> str:
             continue
         table, claims_df, label = accuracy_table(configs, key, store)
         for (mode, alg), g in table.groupby(["noise", "algorithm"], sort=False):
-            out.append(f"| {name} | {mode} | {label} | {display_name(alg)} | {len(g)} | {g['ours_mean'].mean():.1f} | {g['paper_mean'].mean():.1f} |")
+            out.append(f"| {name} | {mode} | {label} | {display_name(alg)} | {len(g)} | "
+                       f"{g['ours_mean'].mean():.1f} | {g['paper_mean'].mean():.1f} |")
         verdicts += [f"| {name} | {c.condition} | {c.claim} | {c.verdict} |" for c in claims_df.itertuples()]
     out += ["", "| table | noise | claim of the paper | at this scale |", "|---|---|---|---|"] + verdicts
     text = "\n".join(out) + "\n"

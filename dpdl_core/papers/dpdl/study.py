@@ -457,7 +457,8 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
                                        for p in short), tol, condition=cond)
             else:
                 frame = pd.DataFrame([{"noise": "paper_noise", "alpha_d": 0.25, "topology": g, "n_agents": 10,
-                                       "epsilon": eps, "algorithm": "dpdl", "ours_mean": float(np.mean(by_point[g, eps])),
+                                       "epsilon": eps, "algorithm": "dpdl",
+                                       "ours_mean": float(np.mean(by_point[g, eps])),
                                        "ours_std": float(np.std(by_point[g, eps], ddof=1)),
                                        "ours_seeds": seeds_at[g, eps], "runs": len(by_point[g, eps])}
                                       for g, eps in points])
@@ -467,7 +468,8 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
                 "ours": f"DPDL {' / '.join(f'{np.mean(by_point[p]):.1f}' if p in by_point else '-' for p in points)}"
                         f" ({'/'.join(str(n) for n in seeds)} seeds)",
                 "why": claim.evidence}).calibrated(*worst_calibration(
-                    [cal.get((dataset, setting, g, eps), ("no paper number", f"no DPDL run at {_where(dataset, g, eps)}"))
+                    [cal.get((dataset, setting, g, eps),
+                             ("no paper number", f"no DPDL run at {_where(dataset, g, eps)}"))
                      for g, eps in points] + ([_testable(rows, points)] if rule == "grows_with_epsilon" else []))))
     return out
 
@@ -530,7 +532,8 @@ def claims(tab: pd.DataFrame, store=None) -> list:
             margin = _calibration_margin(paper_std, a)
             dist = np.mean(a) - paper
             out.append(spec.claim("holds" if abs(dist) <= margin else "fails", {
-                "paper": f"{paper:.1f} +- {paper_std:.1f}", "ours": f"{np.mean(a):.1f} ({len(a)} seed{'s' * (len(a) > 1)})",
+                "paper": f"{paper:.1f} +- {paper_std:.1f}",
+                "ours": f"{np.mean(a):.1f} ({len(a)} seed{'s' * (len(a) > 1)})",
                 "why": f"ours - paper = {dist:+.1f} pp, margin {margin:.1f} pp"},
                 f"2 x (paper std {paper_std:.1f} + our seed std {spread:.1f})", condition=cond).calibrated(*cell_cal))
     return out + _trend_claims(tab, cal)

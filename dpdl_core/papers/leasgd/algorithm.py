@@ -105,8 +105,8 @@ class LEASGD(Algorithm):
         for lr, alpha in zip(ctx.run_lr or (ctx.lr,), self.alphas):
             if not alpha * group < 1:
                 raise ValueError(
-                    f"lr*rho*(leaders per group) = {lr}*{params.rho}*{group} must be < 1 (Prop. 1: beta = p*alpha < 1); "
-                    "lower rho or lr"
+                    f"lr*rho*(leaders per group) = {lr}*{params.rho}*{group} must be < 1 "
+                    "(Prop. 1: beta = p*alpha < 1); lower rho or lr"
                 )
 
     @classmethod

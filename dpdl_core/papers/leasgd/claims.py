@@ -24,8 +24,8 @@ from ...verdicts import (
     spread_z,
 )
 
-__all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "INTRO_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims", "saving_comparison",
-           "tab01_claims"]
+__all__ = ["SPECS", "CLAIMED_SAVING", "FIG02_SPECS", "INTRO_SPECS", "SAVING_TOL", "TAB01_SPECS", "fig02_claims",
+           "saving_comparison", "tab01_claims"]
 
 PAPER = "leasgd"
 PAIR = ("leasgd", "dp_dpsgd")
@@ -93,7 +93,8 @@ TAB01_SPECS = {s.id: s for s in (
 # communication (Figure 2's runs, whose test accuracy the figure does not draw) and the moments
 # accountant against the strong composition theorem (Table 1's noise and shards).
 INTRO_SPECS = {s.id: s for s in (
-    ClaimSpec(PAPER, "intro.nonprivate_accuracy", "non-private: LEASGD more accurate than D-PSGD at equal communication",
+    ClaimSpec(PAPER, "intro.nonprivate_accuracy",
+              "non-private: LEASGD more accurate than D-PSGD at equal communication",
               "Our real testbed experiments show LEASGD achieves higher accuracy than D-PSGD in the non-private "
               "setting with the same communication cost", "§1, L49",
               "Figure 2's runs: MNIST, non-private, m = 5, p = 4 leaders per follower (the spec's)",
@@ -149,8 +150,8 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
     L, D = curves["leasgd"], curves["dp_dpsgd"]
     head = max(1, len(L) // 10)
     per_iter = {a: c["vectors"].iloc[-1] / len(c) for a, c in curves.items()}
-    grid = np.linspace(max(L["vectors"].iloc[0], D["vectors"].iloc[0]), min(L["vectors"].iloc[-1], D["vectors"].iloc[-1]),
-                       grid_points)
+    grid = np.linspace(max(L["vectors"].iloc[0], D["vectors"].iloc[0]),
+                       min(L["vectors"].iloc[-1], D["vectors"].iloc[-1]), grid_points)
     share = float(np.mean(np.interp(grid, L["vectors"], L["loss"]) < np.interp(grid, D["vectors"], D["loss"])))
     n_seeds = [seeds[a].shape[1] for a in PAIR]
 
@@ -187,7 +188,8 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         specs["fig02.saving_30"].judge(
             [saving_comparison(saving["saving"], seed_savings)],
             f"{100 * SAVING_TOL:.0f} pp either side of 30% (seed-mean curves) + "
-            + (f"{spread_z(len(seed_savings) - 1):.2g} SE (Student's t, 95%) over {len(seed_savings)} seeds' own savings"
+            + (f"{spread_z(len(seed_savings) - 1):.2g} SE (Student's t, 95%) over {len(seed_savings)} "
+               "seeds' own savings"
                if seed_savings is not None and len(seed_savings) > 1
                else "no seed spread")),
     ]

@@ -140,9 +140,9 @@ class Fig02Settings:
         """Non-private runs (no noise, a clipping threshold no gradient reaches) of both
         algorithms and every seed."""
         return [
-            preset("mnist", alg, self.n_agents, model=self.model, epsilon=None, clip=NONPRIVATE_CLIP, rounds=self.rounds,
-                   batch_size=self.batch_size, train_samples=self.train_samples, eval_samples=self.eval_samples,
-                   eval_every=self.eval_every, seed=seed, device=self.device)
+            preset("mnist", alg, self.n_agents, model=self.model, epsilon=None, clip=NONPRIVATE_CLIP,
+                   rounds=self.rounds, batch_size=self.batch_size, train_samples=self.train_samples,
+                   eval_samples=self.eval_samples, eval_every=self.eval_every, seed=seed, device=self.device)
             for alg in PAIR for seed in self.seeds
         ]
 
@@ -338,7 +338,8 @@ class Tab01Settings:
         for ds in ("mnist", "cifar10"):
             value = getattr(self, ds)
             if isinstance(value, dict):
-                value = Tab01Scale(device=self.device, **{k: tuple(v) if isinstance(v, list) else v for k, v in value.items()})
+                value = Tab01Scale(device=self.device,
+                                   **{k: tuple(v) if isinstance(v, list) else v for k, v in value.items()})
                 object.__setattr__(self, ds, value)
             if not isinstance(value, Tab01Scale):
                 raise ValueError(f"{ds} must be a mapping of Tab01Scale fields, got {value!r}")

@@ -74,7 +74,9 @@ def gaussian_epsilon(sigma: float, delta: float) -> float:
     from scipy.optimize import brentq
     from scipy.stats import norm
 
-    profile = lambda e: norm.cdf(0.5 / sigma - e * sigma) - np.exp(e) * norm.cdf(-0.5 / sigma - e * sigma) - delta
+    def profile(e: float) -> float:
+        return norm.cdf(0.5 / sigma - e * sigma) - np.exp(e) * norm.cdf(-0.5 / sigma - e * sigma) - delta
+
     if profile(0.0) <= 0:
         return 0.0
     hi = 1.0

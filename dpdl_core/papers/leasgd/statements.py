@@ -70,7 +70,8 @@ STATEMENTS: tuple[Statement, ...] = (
               why="no threat model or privacy measure is given and the accountant credits the random pairing with "
                   "nothing; the pairing is decided from loss values sent unnoised at every split, a leak outside the "
                   "stated epsilon (docs/leasgd.md, 'The leak outside the accountant')"),
-    Statement("s12_each_step_dp", "we ensure that each communication step of LEAGSD is (ϵ,δitalic-ϵ𝛿\\epsilon,\\delta)-DP",
+    Statement("s12_each_step_dp",
+              "we ensure that each communication step of LEAGSD is (ϵ,δitalic-ϵ𝛿\\epsilon,\\delta)-DP",
               "§2.3, L83", "privacy", "not_testable",
               why="a guarantee, decided by proof and not by a run. As printed it does not follow: eq. (4) clips the "
                   "batch gradient to C, whose replace-one sensitivity is 2C, while sigma_2 is calibrated to "

@@ -187,12 +187,17 @@ def _tab01_claims(store, profile: str) -> list:
     claims = [c for c in claims if c.id != "tab01.stable_in_m"]
     whole = [d for d in dict.fromkeys(d for d, _ in cells) if all((d, m) in cells for m in s.n_agents)]
     if whole:  # "varies less as m grows": only datasets whose every m is stored
-        keep = lambda f: f[f["dataset"].isin(whole)]
+        def keep(f: pd.DataFrame) -> pd.DataFrame:
+            return f[f["dataset"].isin(whole)]
+
         claims += [c for c in tab01_claims(keep(table), s.accuracy_tol, keep(runs)) if c.id == "tab01.stable_in_m"]
 
     def moves(col: str, fmt: str) -> str:
         lo, hi = min(s.n_agents), max(s.n_agents)
-        move = lambda d, a: _num(abs(t.loc[(d, hi, a)][col] - t.loc[(d, lo, a)][col]), fmt)
+
+        def move(d: str, a: str) -> str:
+            return _num(abs(t.loc[(d, hi, a)][col] - t.loc[(d, lo, a)][col]), fmt)
+
         return "; ".join(f"{d}: |acc(m={hi}) - acc(m={lo})| "
                          + " vs ".join(f"{name[a]} {move(d, a)}" for a in ("leasgd", "dp_dpsgd")) for d in whole)
 

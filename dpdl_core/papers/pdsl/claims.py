@@ -24,8 +24,9 @@ import pandas as pd
 # Final losses within the package's one loss tolerance (5% of the larger) are a tie.
 from ...verdicts import LOSS_REL_TOL, Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, parts_margin
 
-__all__ = ["SPECS", "ACCURACY_TOL", "CONVERGENCE", "ROUND_TOL", "TEXT_SPECS", "convergence_round", "FLUCTUATION_ROUNDS", "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS",
-           "figure_claims", "reach_comparison", "table_claims", "variant_spec"]
+__all__ = ["SPECS", "ACCURACY_TOL", "CONVERGENCE", "ROUND_TOL", "TEXT_SPECS", "convergence_round", "FLUCTUATION_ROUNDS",
+           "LOSS_REL_TOL", "STABLE_REL", "FIGURE_SPECS", "TABLE_SPECS", "figure_claims", "reach_comparison",
+           "table_claims", "variant_spec"]
 
 PAPER = "pdsl"
 # The package's display names (the curves' and rows' labels); the paper spells DP-NET-FLEET.
@@ -43,9 +44,10 @@ FLUCTUATION_ROUNDS = 20
 
 _LOWER_RULE = ("final average training loss (mean of the last logged rounds) of PDSL below each named baseline's, "
                "per (epsilon, M) panel; a difference within 5% of the larger loss plus t SE over seeds is inconclusive")
-_SPARSE = "Even on the sparser communication graphs, our PDSL algorithm has smaller average loss than the other reference algorithms"
-_CIFAR = ("our PDSL algorithm significantly outperforms DP-DPSGD, DP-CGA and MUFFLIATO algorithms with different privacy "
-          "budget on both fully connected graphs and bipartite graphs")
+_SPARSE = ("Even on the sparser communication graphs, our PDSL algorithm has smaller average loss than the other "
+           "reference algorithms")
+_CIFAR = ("our PDSL algorithm significantly outperforms DP-DPSGD, DP-CGA and MUFFLIATO algorithms with different "
+          "privacy budget on both fully connected graphs and bipartite graphs")
 
 
 def _lower(fig: str, quote: str, scope: str, baselines: tuple) -> ClaimSpec:
@@ -55,8 +57,8 @@ def _lower(fig: str, quote: str, scope: str, baselines: tuple) -> ClaimSpec:
 
 FIGURE_SPECS = {
     "fig01_mnist_fully_connected": [
-        _lower("fig01", "compared to other reference algorithms, our PDSL algorithm achieves a lower average loss across "
-               "the different values of ϵ\\epsilon", "all four baselines, every epsilon and M", BASELINES),
+        _lower("fig01", "compared to other reference algorithms, our PDSL algorithm achieves a lower average loss "
+               "across the different values of ϵ\\epsilon", "all four baselines, every epsilon and M", BASELINES),
         ClaimSpec(PAPER, "fig01.stable_in_m", "PDSL's final loss barely changes with M (within 25%)",
                   "the average loss of PDSL remains nearly unchanged with an increased number of agents",
                   "§VI-C, Figure 1", "Figure 1 only (MNIST, fully connected), at each epsilon",
@@ -66,8 +68,8 @@ FIGURE_SPECS = {
     "fig02_mnist_bipartite": [_lower("fig02", _SPARSE, "all four baselines (bipartite)", BASELINES)],
     "fig03_mnist_ring": [_lower("fig03", _SPARSE, "DP-DPSGD, DP-CGA, MUFFLIATO; not DP-NET-FLEET, which the text calls "
                                 "'comparable' on the ring graph", NOT_NETFLEET)],
-    "fig04_cifar10_fully_connected": [_lower("fig04", _CIFAR, "DP-DPSGD, DP-CGA, MUFFLIATO; not DP-NET-FLEET, whose loss "
-                                             "the text calls 'similar' (Figure 4)", NOT_NETFLEET)],
+    "fig04_cifar10_fully_connected": [_lower("fig04", _CIFAR, "DP-DPSGD, DP-CGA, MUFFLIATO; not DP-NET-FLEET, whose "
+                                             "loss the text calls 'similar' (Figure 4)", NOT_NETFLEET)],
     "fig05_cifar10_bipartite": [_lower("fig05", _CIFAR, "DP-DPSGD, DP-CGA, MUFFLIATO", NOT_NETFLEET)],
     # Figure 6 (CIFAR-10 ring): "DP-NET-FLEET exhibits equivalent or even superior convergence
     # properties": the text claims no loss ordering for PDSL there.
@@ -76,8 +78,8 @@ FIGURE_SPECS = {
 
 _BEST_RULE = (f"PDSL's final test accuracy at least the best baseline's in each (topology, epsilon, M) cell; a "
               f"difference within {ACCURACY_TOL} pp plus t SE over seeds is inconclusive")
-_EPS_RULE = (f"PDSL's accuracy non-decreasing from each epsilon to the next, per (topology, M); within {ACCURACY_TOL} pp "
-             "plus t SE is inconclusive")
+_EPS_RULE = (f"PDSL's accuracy non-decreasing from each epsilon to the next, per (topology, M); within {ACCURACY_TOL} "
+             "pp plus t SE is inconclusive")
 _STABLE_RULE = (f"PDSL's drop from the smallest to the largest M at most every baseline's drop, per (topology, "
                 f"epsilon); within {ACCURACY_TOL} pp plus t SE is inconclusive")
 _FC = "the fully connected graph (the text's 'illustration' for Table I)"
@@ -125,81 +127,116 @@ def _text(id_: str, statement: str, quote: str, where: str, scope: str, rule: st
 
 TEXT_SPECS = {s.id: s for s in (
     _text('text.slower_at_stronger_noise', 'stronger noise (smaller eps), slower convergence (PDSL)',
-          'When ’stronger’ Gaussian noise is adopted for higher differential privacy preservation, we have to be content with slower convergence.',
+          'When ’stronger’ Gaussian noise is adopted for higher differential '
+          'privacy preservation, we have to be content with slower convergence.',
           '§V-B, L312', 'PDSL, MNIST, fully connected, M = 10, eps 0.08, 0.1, 0.3',
-          "PDSL's convergence round (CONV) at each smaller eps at least its round at the next larger eps, per step: a round earlier by more than ROUND_TOL rounds fails, later by more holds, otherwise inconclusive"),
+          "PDSL's convergence round (CONV) at each smaller eps at least its round at the next larger eps, per "
+          "step: a round earlier by more than ROUND_TOL rounds fails, later by more holds, otherwise inconclusive"),
     _text('fig01.faster_convergence', 'PDSL converges in fewer rounds than each baseline',
-          'our PDSL algorithm exhibits a faster convergence rate than the other four reference algorithms across the different privacy budgets',
-          '§VI-C1 L342, Figure 1', 'MNIST, fully connected, eps 0.3, M = 10 and 20 (the panels stored), all four baselines',
-          "per panel and baseline, the baseline's convergence round (CONV) minus PDSL's: above ROUND_TOL rounds plus t SE over the baseline's seeds holds, below minus that fails, otherwise inconclusive"),
+          'our PDSL algorithm exhibits a faster convergence rate than the other '
+          'four reference algorithms across the different privacy budgets',
+          '§VI-C1 L342, Figure 1',
+          'MNIST, fully connected, eps 0.3, M = 10 and 20 (the panels stored), all four baselines',
+          "per panel and baseline, the baseline's convergence round (CONV) minus PDSL's: above ROUND_TOL "
+          "rounds plus t SE over the baseline's seeds holds, below minus that fails, otherwise inconclusive"),
     _text('fig01.min_loss_at_80', 'PDSL reaches its minimum loss after about 80 rounds',
           'our PDSL algorithm can reach its minimum loss value after about 8080 rounds',
-          '§VI-C1 L342, Figure 1', 'PDSL, MNIST, fully connected, M = 10 at eps 0.08, 0.1, 0.3 and M = 20 at eps 0.3 (the panels stored)',
+          '§VI-C1 L342, Figure 1',
+          'PDSL, MNIST, fully connected, M = 10 at eps 0.08, 0.1, 0.3 and M = 20 at eps 0.3 (the panels stored)',
           "the round of each run's smallest mean training loss within ROUND_TOL rounds of 80 holds, beyond it fails"),
     _text('fig01.80_rounds_at_m20', '80 rounds still suffice for PDSL at M = 20',
-          'Even with an increased number of agents, the convergence rate of our PDSL algorithm remains consistent, ensuring that 8080 rounds are still sufficient for convergence.',
+          'Even with an increased number of agents, the convergence rate of our PDSL algorithm '
+          'remains consistent, ensuring that 8080 rounds are still sufficient for convergence.',
           '§VI-C1 L342, Figure 1', 'PDSL, MNIST, fully connected, M = 20, eps 0.3',
-          "PDSL's convergence round (CONV) at most 80: below 80 by more than ROUND_TOL rounds holds, above by more fails, otherwise inconclusive"),
+          "PDSL's convergence round (CONV) at most 80: below 80 by more than "
+          "ROUND_TOL rounds holds, above by more fails, otherwise inconclusive"),
     _text('fig01.baselines_slower_at_m20', 'every baseline needs more rounds at M = 20 than at M = 10',
-          'when the number of agents increases (e.g., M=20M=20), the other four reference algorithms require more communication rounds to achieve convergence',
+          'when the number of agents increases (e.g., M=20M=20), the other four '
+          'reference algorithms require more communication rounds to achieve convergence',
           '§VI-C1 L342, Figure 1', 'the four baselines, MNIST, fully connected, eps 0.3, M = 10 and 20',
-          'per baseline, its convergence round (CONV) at M = 20 minus at M = 10: above ROUND_TOL rounds plus t SE over seeds (paired where both ran the same seeds) holds, below minus that fails, otherwise inconclusive'),
-    _text('fig01.m20_netfleet_100_others_180', 'at M = 20 DP-NETFLEET converges in about 100 rounds, the others not by 180',
-          'when M=20M=20, DP-NET-FLEET algorithm reaches convergence within about 100100 rounds, while DP-DPSGD, DP-CGA and MUFFLIATO algorithms fail to guarantee convergence even after 180180 communication rounds',
+          'per baseline, its convergence round (CONV) at M = 20 minus at M = 10: above ROUND_TOL rounds plus t SE '
+          'over seeds (paired where both ran the same seeds) holds, below minus that fails, otherwise inconclusive'),
+    _text('fig01.m20_netfleet_100_others_180',
+          'at M = 20 DP-NETFLEET converges in about 100 rounds, the others not by 180',
+          'when M=20M=20, DP-NET-FLEET algorithm reaches convergence within about 100100 rounds, while DP-DPSGD, '
+          'DP-CGA and MUFFLIATO algorithms fail to guarantee convergence even after 180180 communication rounds',
           '§VI-C1 L342, Figure 1', 'the four baselines, MNIST, fully connected, M = 20, eps 0.3',
-          "DP-NETFLEET's convergence round (CONV) within ROUND_TOL rounds plus t SE over its seeds of 100; each other baseline's later than 180 by more than ROUND_TOL rounds; the reverse by more fails, otherwise inconclusive"),
+          "DP-NETFLEET's convergence round (CONV) within ROUND_TOL rounds plus t SE over its seeds of 100; each other "
+          "baseline's later than 180 by more than ROUND_TOL rounds; the reverse by more fails, otherwise inconclusive"),
     _text('fig01.pdsl_loss_0_1', "PDSL's final loss is about 0.1 at M = 10, eps 0.3",
-          'when M=10M=10 and ϵ=0.3\\epsilon=0.3, the average loss of PDSL is about 0.10.1 when the convergence is reached',
+          'when M=10M=10 and ϵ=0.3\\epsilon=0.3, the average loss '
+          'of PDSL is about 0.10.1 when the convergence is reached',
           '§VI-C1 L344, Figure 1', 'PDSL, MNIST, fully connected, M = 10, eps 0.3',
-          "PDSL's final loss (mean of the last logged rounds) within the loss tolerance (LOSS_REL_TOL of the larger) or half the print unit (0.05) of 0.1 holds, beyond it fails"),
+          "PDSL's final loss (mean of the last logged rounds) within the loss tolerance "
+          "(LOSS_REL_TOL of the larger) or half the print unit (0.05) of 0.1 holds, beyond it fails"),
     _text('fig01.loss_ratios_eps03', "each baseline's final loss is 1.6-5.8 times PDSL's, as printed",
-          'it is 1.61.6 times lower than that of DP-NET-FLEET, 3.53.5 times lower than that of MUFFLIATO, 3.23.2 times lower than that of DP-CGA, and 5.85.8 times lower than that of DP-DPSGD',
+          'it is 1.61.6 times lower than that of DP-NET-FLEET, 3.53.5 times lower than that of MUFFLIATO, '
+          '3.23.2 times lower than that of DP-CGA, and 5.85.8 times lower than that of DP-DPSGD',
           '§VI-C1 L344, Figure 1', 'MNIST, fully connected, M = 10, eps 0.3, all four baselines',
-          "per baseline, its final loss over PDSL's: the paper's ratio inside our 95% interval (t over the baseline's seeds; PDSL one seed) widened by half the print unit (0.05) holds, outside fails"),
+          "per baseline, its final loss over PDSL's: the paper's ratio inside our 95% interval (t over the "
+          "baseline's seeds; PDSL one seed) widened by half the print unit (0.05) holds, outside fails"),
     _text('fig01.baselines_loss_grows_with_m', "every baseline's final loss grows significantly from M = 10 to 20",
           'unlike the other reference algorithms which show a significant increase',
           '§VI-C1 L344, Figure 1', 'the four baselines, MNIST, fully connected, eps 0.3, M = 10 and 20',
-          'per baseline, its final loss at M = 20 minus at M = 10, less the 25% band of fig01.stable_in_m (STABLE_REL of the M = 10 loss): above t SE over seeds holds, below minus t SE fails, otherwise inconclusive'),
+          'per baseline, its final loss at M = 20 minus at M = 10, less the 25% band of fig01.stable_in_m (STABLE_REL '
+          'of the M = 10 loss): above t SE over seeds holds, below minus t SE fails, otherwise inconclusive'),
     _text('fig01.m20_ratios_6_to_15', "at M = 20 every baseline's final loss is 6-15 times PDSL's",
           'the final average loss of PDSL is 6156\\sim 15 times lower than the ones of the reference algorithms',
           '§VI-C1 L344, Figure 1', 'MNIST, fully connected, M = 20, eps 0.3, all four baselines',
-          "per baseline, its final loss over PDSL's inside [6, 15] by more than half the print unit (0.5) plus our 95% half-width holds, outside by more fails, otherwise inconclusive"),
+          "per baseline, its final loss over PDSL's inside [6, 15] by more than half the print "
+          "unit (0.5) plus our 95% half-width holds, outside by more fails, otherwise inconclusive"),
     _text('fig23.converges_by_110', 'PDSL converges within about 100-110 rounds',
           'converges within about 100110100\\sim 110 rounds across different values of ϵ\\epsilon',
           '§VI-C1 L369, Figures 2-3', 'PDSL, MNIST, bipartite and ring graphs, M = 10, eps 0.3 (the panels stored)',
-          "per graph, PDSL's convergence round (CONV) at most 110: below by more than ROUND_TOL rounds holds, above by more fails, otherwise inconclusive"),
+          "per graph, PDSL's convergence round (CONV) at most 110: below by more "
+          "than ROUND_TOL rounds holds, above by more fails, otherwise inconclusive"),
     _text('fig23.baselines_need_more_rounds', 'DP-CGA, MUFFLIATO and DP-DPSGD need more rounds than PDSL',
-          'In contrast, the DP-CGA, MUFFLIATO and DP-DPSGD algorithms require much more communication rounds to achieve convergence.',
+          'In contrast, the DP-CGA, MUFFLIATO and DP-DPSGD algorithms '
+          'require much more communication rounds to achieve convergence.',
           '§VI-C1 L369, Figures 2-3', 'MNIST, bipartite and ring graphs, M = 10, eps 0.3',
-          "per graph and baseline, the baseline's convergence round (CONV) minus PDSL's: above ROUND_TOL rounds plus t SE over the baseline's seeds holds, below minus that fails, otherwise inconclusive"),
+          "per graph and baseline, the baseline's convergence round (CONV) minus PDSL's: above ROUND_TOL "
+          "rounds plus t SE over the baseline's seeds holds, below minus that fails, otherwise inconclusive"),
     _text('fig03.netfleet_comparable', 'DP-NETFLEET converges comparably to PDSL on the ring',
-          'in comparison to PDSL, the DP- NET-FLEET algorithm demonstrates comparable convergence performance on the ring graph',
+          'in comparison to PDSL, the DP- NET-FLEET algorithm demonstrates '
+          'comparable convergence performance on the ring graph',
           '§VI-C1 L369, Figure 3', 'MNIST, ring, M = 10, eps 0.3, PDSL and DP-NETFLEET',
-          "DP-NETFLEET's final loss within the loss tolerance (LOSS_REL_TOL of the larger) of PDSL's, and its convergence round (CONV) within ROUND_TOL rounds of PDSL's, each beyond t SE over its seeds: holds; outside by more than t SE fails; otherwise inconclusive"),
+          "DP-NETFLEET's final loss within the loss tolerance (LOSS_REL_TOL of the larger) of "
+          "PDSL's, and its convergence round (CONV) within ROUND_TOL rounds of PDSL's, each beyond "
+          "t SE over its seeds: holds; outside by more than t SE fails; otherwise inconclusive"),
     _text('tab01.pdsl_0_938', "PDSL's test accuracy is 0.938 at M = 10, eps 0.08",
           'When M=10,ϵ=0.08M=10,\\epsilon=0.08, the test accuracy of PDSL is 0.9380.938',
           '§VI-C1 L416, Table I', 'PDSL, MNIST, fully connected, M = 10, eps 0.08',
-          "PDSL's final test accuracy within ACCURACY_TOL pp (half the print unit) plus 2 seed stds of the strongest baseline's seeds at eps 0.3 (PDSL ran one seed) of 93.8% holds, beyond it fails"),
+          "PDSL's final test accuracy within ACCURACY_TOL pp (half the print unit) plus 2 seed stds of "
+          "the strongest baseline's seeds at eps 0.3 (PDSL ran one seed) of 93.8% holds, beyond it fails"),
     _text('fig04.pdsl_loss_0_65', "PDSL's loss after 200 rounds is about 0.65 on CIFAR-10",
-          'when ϵ=1,M=10\\epsilon=1,M=10, the average loss of PDSL after 200200 communication rounds is around 0.650.65 on the fully connected graph',
+          'when ϵ=1,M=10\\epsilon=1,M=10, the average loss of PDSL after 200200 '
+          'communication rounds is around 0.650.65 on the fully connected graph',
           '§VI-C2 L439, Figure 4', 'PDSL, CIFAR-10, fully connected, M = 10, eps 1',
-          "PDSL's final loss (mean of the last logged rounds, to round 200) within the loss tolerance (LOSS_REL_TOL of the larger) or half the print unit (0.005) of 0.65 holds, beyond it fails"),
+          "PDSL's final loss (mean of the last logged rounds, to round 200) within the loss tolerance "
+          "(LOSS_REL_TOL of the larger) or half the print unit (0.005) of 0.65 holds, beyond it fails"),
     _text('fig04.similar_to_netfleet', "PDSL's final loss is similar to DP-NETFLEET's on CIFAR-10",
           'it is similar to the average loss of DP-NET-FLEET',
           '§VI-C2 L439, Figure 4', 'CIFAR-10, fully connected, M = 10, eps 1, PDSL and DP-NETFLEET',
-          'the two final losses within the loss tolerance (LOSS_REL_TOL of the larger) beyond t SE over seeds holds, outside it by more fails, otherwise inconclusive'),
+          'the two final losses within the loss tolerance (LOSS_REL_TOL of the larger) '
+          'beyond t SE over seeds holds, outside it by more fails, otherwise inconclusive'),
     _text('fig04.loss_ratios_m10', "DP-DPSGD's, MUFFLIATO's and DP-CGA's losses are 2.2, 2.1, 1.67 times PDSL's",
-          'and 2.22.2 times smaller than DP-DPSGD, 2.12.1 times smaller than MUFFLIATO, and 1.671.67 times smaller than DP-CGA',
+          'and 2.22.2 times smaller than DP-DPSGD, 2.12.1 times smaller '
+          'than MUFFLIATO, and 1.671.67 times smaller than DP-CGA',
           '§VI-C2 L439, Figure 4', 'CIFAR-10, fully connected, M = 10, eps 1',
-          "per baseline, its final loss over PDSL's: the paper's ratio inside our 95% interval (t over the baseline's seeds; PDSL one seed) widened by half the print unit holds, outside fails"),
+          "per baseline, its final loss over PDSL's: the paper's ratio inside our 95% interval (t over "
+          "the baseline's seeds; PDSL one seed) widened by half the print unit holds, outside fails"),
     _text('tab02.pdsl_0_758', "PDSL's test accuracy is 0.758 at M = 10, eps 1 on CIFAR-10",
-          'when ϵ=1,M=10\\epsilon=1,M=10, the test accuracy of our PDSL algorithm on the fully connected graph is 0.7580.758',
+          'when ϵ=1,M=10\\epsilon=1,M=10, the test accuracy of our '
+          'PDSL algorithm on the fully connected graph is 0.7580.758',
           '§VI-C2 L508, Table II', 'PDSL, CIFAR-10, fully connected, M = 10, eps 1',
-          "PDSL's final test accuracy within ACCURACY_TOL pp (half the print unit) plus 2 seed stds of the cell's seeded baseline (PDSL ran one seed) of 75.8% holds, beyond it fails"),
+          "PDSL's final test accuracy within ACCURACY_TOL pp (half the print unit) plus 2 seed "
+          "stds of the cell's seeded baseline (PDSL ran one seed) of 75.8% holds, beyond it fails"),
     _text('tab02.gains_eps1_m10', "PDSL's accuracy gains over the baselines are 27.3, 16.2, 23 and 20.7 pp",
-          'it is an improvement of 27.3%27.3\\% over DP-DPSGD, 16.2%16.2\\% over DP-CGA, 23%23\\% over MUFFLIATO, and 20.7%20.7\\% over DP-NET-FLEET',
+          'it is an improvement of 27.3%27.3\\% over DP-DPSGD, 16.2%16.2\\% over '
+          'DP-CGA, 23%23\\% over MUFFLIATO, and 20.7%20.7\\% over DP-NET-FLEET',
           '§VI-C2 L508, Table II', 'CIFAR-10, fully connected, M = 10, eps 1, all four baselines',
-          "per baseline, PDSL's accuracy minus the baseline's (pp): the paper's gain inside our 95% interval (t over the baseline's seeds; PDSL one seed) widened by ACCURACY_TOL pp holds, outside fails"),
+          "per baseline, PDSL's accuracy minus the baseline's (pp): the paper's gain inside our 95% interval "
+          "(t over the baseline's seeds; PDSL one seed) widened by ACCURACY_TOL pp holds, outside fails"),
 )}
 
 

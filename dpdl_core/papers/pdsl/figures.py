@@ -107,7 +107,8 @@ class GridSettings:
         """The profile's ``grid`` section, shared keys merged with the dataset's."""
         section = load_profile(profile, paper=PAPER)["grid"]
         if dataset not in section:
-            raise ValueError(f"profile {profile!r} has no PDSL grid for dataset={dataset!r}; allowed: {sorted(SETTINGS)}")
+            raise ValueError(f"profile {profile!r} has no PDSL grid for dataset={dataset!r}; "
+                             f"allowed: {sorted(SETTINGS)}")
         merged = {**{k: v for k, v in section.items() if k not in SETTINGS}, **section[dataset]}
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(merged) - known)
@@ -299,10 +300,11 @@ def accuracy_table(runs: list[Run], store: ResultStore | None = None) -> tuple[p
     -------
     table : DataFrame
         topology, epsilon, n_agents, label, algorithm, ours (mean over seeds of the mean
-        over agents' local models, %), ours_std (its standard deviation over seeds), ours_avg (the average model x̄, %), runs, paper_m
-        (the paper's M this row is compared with: the same M, or by rank when the profile
-        uses other M), paper (%, NaN where the paper has no such row), diff (ours − paper,
-        only where M is the paper's), best (ours best in its cell).
+        over agents' local models, %), ours_std (its standard deviation over seeds),
+        ours_avg (the average model x̄, %), runs, paper_m (the paper's M this row is
+        compared with: the same M, or by rank when the profile uses other M), paper (%,
+        NaN where the paper has no such row), diff (ours − paper, only where M is the
+        paper's), best (ours best in its cell).
     label : str
         The data that ran.
     meta : DataFrame

@@ -135,7 +135,8 @@ def _code_base(req: SigmaRequest) -> np.ndarray:
 def _theorem1(req: SigmaRequest) -> np.ndarray:
     floor = getattr(req.params, "floor", None)
     if floor is None:
-        raise PrivacyError("sigma_rule='pdsl_theorem1' bounds PDSL's own mechanism (its φ̂_min); run it with algorithm='pdsl'")
+        raise PrivacyError("sigma_rule='pdsl_theorem1' bounds PDSL's own mechanism (its φ̂_min); "
+                           "run it with algorithm='pdsl'")
     counts = (np.asarray(req.W) > 0).sum(1)
     phi_min = theorem1_phi_min(counts, floor)
     if phi_min == 0:

@@ -237,9 +237,9 @@ STATEMENTS: tuple[Statement, ...] = (
                     "CIFAR-10, fully connected, M = 20, eps 0.5, 0.7 and 1, 75.9 core-hours (PDSL 17.8 a run), "
                     + _GPU),
     Statement("s43_fig4_loss_ratios_m20",
-              "when ϵ=1\\epsilon=1 and MM is increased to 2020, the average loss of PDSL is 2.342.34 times smaller than "
-              "DP-DPSGD, 1.741.74 times smaller than DP-CGA, 2.22.2 times smaller than MUFFLIATO, while 1.231.23 times "
-              "smaller than DP-NET-FLEET", "§VI-C2, L439 (Figure 4)", "magnitude", "not_run",
+              "when ϵ=1\\epsilon=1 and MM is increased to 2020, the average loss of PDSL is 2.342.34 times smaller "
+              "than DP-DPSGD, 1.741.74 times smaller than DP-CGA, 2.22.2 times smaller than MUFFLIATO, while "
+              "1.231.23 times smaller than DP-NET-FLEET", "§VI-C2, L439 (Figure 4)", "magnitude", "not_run",
               needs="the CIFAR-10, fully connected, M = 20, eps 1 cell: 25.3 core-hours (PDSL 17.8), " + _GPU),
     Statement("s44_fig6_netfleet_equal_or_better",
               "compared to PDSL, DP-NET-FLEET exhibits equivalent or even superior convergence properties, as "

@@ -598,8 +598,8 @@ def claims(store=None, profile: str = "paper", validation_samples: int = CPU_VAL
                                        evidence={"paper": _paper_side(key, rule, wanted),
                                                  "ours": _ours_side(rule, t, final), "why": why}
                                        ).calibrated(*_calibration(t, meta)))
-    return (out + text_claims(store, profile, validation_samples) + _first_cell_extras(st, store, first, q) + _gamma_control(st, store, first, q)
-            + _best_at_gamma(st, store, first, gamma_cell(profile), q))
+    return (out + text_claims(store, profile, validation_samples) + _first_cell_extras(st, store, first, q)
+            + _gamma_control(st, store, first, q) + _best_at_gamma(st, store, first, gamma_cell(profile), q))
 
 
 def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
@@ -668,7 +668,8 @@ def _gamma_control(st: Study, store, first: Cell, q: str) -> list:
         rule=f"{top} without noise (an upper reference for its private runs) at least the paper's private "
              f"accuracy less {ACCURACY_TOL} pp + 2 SE of the private runs' seed std (the spread counts for the paper)")
     comp = reach_comparison(f"{top} without noise", ceiling, paper, private["ours_std"])
-    spread = f"{ACCURACY_TOL} pp + 2 SE; {top}'s seed std {private['ours_std']:.2f} pp over {int(private['runs'])} seeds"
+    spread = (f"{ACCURACY_TOL} pp + 2 SE; {top}'s seed std {private['ours_std']:.2f} pp "
+              f"over {int(private['runs'])} seeds")
     c = spec.judge([comp], spread, condition=f"{label}; {first.words()}; {q}")
     scan, why = _gamma_scan(st, store, first, top, paper, private["ours_std"])
     return [dataclasses.replace(c, evidence={
@@ -745,8 +746,8 @@ def _best_at_gamma(st: Study, store, first: Cell, cell: Cell, q: str) -> list:
     return [dataclasses.replace(
         best, id="control.best_at_gamma", kind="beyond the paper", where="beyond the paper", quote="",
         scope=f"Table I's first cell ({first.words()}) at gamma {gammas[0]:g} and {gammas[1]:g}",
-        statement=f"beyond the paper: PDSL has the best accuracy in its cell when every algorithm runs at the better of "
-                  f"the paper's gamma and {cell.lr:g} (where the paper's strongest baseline does best)",
+        statement=f"beyond the paper: PDSL has the best accuracy in its cell when every algorithm runs at the better "
+                  f"of the paper's gamma and {cell.lr:g} (where the paper's strongest baseline does best)",
         verdict=verdict, tolerance="; ".join(notes), condition=f"{label}; {first.words()}; {q}",
         evidence={"paper": f"PDSL {paper['PDSL']:.1f} vs {paper.drop('PDSL').idxmax()} {paper.drop('PDSL').max():.1f} "
                            "(Table I, at the stated gamma)",
@@ -829,7 +830,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
             diff, half = effect_interval({s: v / den for s, v in ours.items()}, {0: 0.0})
         else:
             diff, half = effect_interval(ours, other)
-        return Comparison(f"{label}: ours {diff:.3g} (95% ±{half:.2g}) vs paper {paper:g}", tol + half - abs(paper - diff))
+        return Comparison(f"{label}: ours {diff:.3g} (95% ±{half:.2g}) vs paper {paper:g}",
+                          tol + half - abs(paper - diff))
 
     out = []
 
@@ -884,7 +886,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         "converged by round 80", f"PDSL's convergence round at M=20: {rnd(sel(*fc20, 'PDSL'))}", rtol)
     # s14: every baseline converges later at M = 20
     add("fig01.baselines_slower_at_m20", [fc10, fc20],
-        [Comparison.paired(b, seeds(sel(*fc20, b), "conv"), seeds(sel(*fc10, b), "conv"), ROUND_TOL) for b in BASELINES],
+        [Comparison.paired(b, seeds(sel(*fc20, b), "conv"), seeds(sel(*fc10, b), "conv"), ROUND_TOL)
+         for b in BASELINES],
         "more rounds at M = 20 (curves)", "; ".join(f"{b} {rnd(sel(*fc10, b))} -> {rnd(sel(*fc20, b))}"
                                                       for b in BASELINES), rtol + " + t SE over seeds")
     # s15: DP-NETFLEET about 100 at M = 20, the others not converged by 180
@@ -897,7 +900,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         "; ".join(f"{b} {rnd(sel(*fc20, b))}" for b in BASELINES), rtol + " + t SE over seeds")
     # s17, s39: PDSL's loss as printed
     cifar = ("cifar10", "fully_connected", 10, 1.0)  # Figure 4's and Table II's cell
-    for cid, panel, paper, unit in (("fig01.pdsl_loss_0_1", fc10, 0.1, 0.1), ("fig04.pdsl_loss_0_65", cifar, 0.65, 0.01)):
+    for cid, panel, paper, unit in (("fig01.pdsl_loss_0_1", fc10, 0.1, 0.1),
+                                    ("fig04.pdsl_loss_0_65", cifar, 0.65, 0.01)):
         ours = sel(*panel, "PDSL")["final"]
         tol = max(LOSS_REL_TOL * max(paper, float(ours.mean()) if len(ours) else paper), unit / 2)
         add(cid, [panel], [Comparison(f"PDSL {v:.3g} vs {paper:g}", tol - abs(v - paper)) for v in ours],
@@ -929,8 +933,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     comps = []
     for b in BASELINES:
         if len(sel(*fc20, b)) and p20:
-            r, half = effect_interval({s: v / np.mean(list(p20.values())) for s, v in seeds(sel(*fc20, b), "final").items()},
-                                      {0: 0.0})
+            r, half = effect_interval(
+                {s: v / np.mean(list(p20.values())) for s, v in seeds(sel(*fc20, b), "final").items()}, {0: 0.0})
             comps.append(Comparison(f"{b} {r:.2g}x", min(r - 6, 15 - r), 0.5 + half))
     add("fig01.m20_ratios_6_to_15", [fc20], comps, "6-15x", ", ".join(c.label for c in comps),
         "half the print unit (0.5) + our 95% half-width")
@@ -940,8 +944,9 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         [Comparison(f"{p[1]}: round {rnd(sel(*p, 'PDSL'))}", 110 - pdsl_round(p), ROUND_TOL) for p in sparse],
         "within about 100-110 rounds", "PDSL's convergence round " + ", ".join(
             f"{rnd(sel(*p, 'PDSL'))} ({p[1]})" for p in sparse), rtol)
-    comps = [Comparison.paired(f"{p[1]} {b} {rnd(sel(*p, b))}", seeds(sel(*p, b), "conv"), seeds(sel(*p, "PDSL"), "conv"),
-                               ROUND_TOL) for p in sparse for b in ("DP-CGA", "MUFFLIATO", "DP-DPSGD") if len(sel(*p, b))]
+    comps = [Comparison.paired(f"{p[1]} {b} {rnd(sel(*p, b))}", seeds(sel(*p, b), "conv"),
+                               seeds(sel(*p, "PDSL"), "conv"), ROUND_TOL)
+             for p in sparse for b in ("DP-CGA", "MUFFLIATO", "DP-DPSGD") if len(sel(*p, b))]
     add("fig23.baselines_need_more_rounds", sparse, comps, "much more rounds than PDSL (curves)",
         "PDSL " + ", ".join(f"{rnd(sel(*p, 'PDSL'))} ({p[1]})" for p in sparse) + "; "
         + "; ".join(c.label for c in comps), rtol + " + t SE over the baselines' seeds")
@@ -956,8 +961,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         diff, half = effect_interval(seeds(sel(*ring, "DP-NETFLEET"), "conv"), seeds(sel(*ring, "PDSL"), "conv"))
         comps.append(Comparison(f"convergence round DP-NETFLEET {rnd(sel(*ring, 'DP-NETFLEET'))} vs PDSL "
                                 f"{rnd(sel(*ring, 'PDSL'))}", ROUND_TOL - abs(diff), half))
-    add("fig03.netfleet_comparable", [ring], comps, "comparable convergence (curves)", "; ".join(c.label for c in comps),
-        f"{LOSS_REL_TOL:.0%} of the larger loss, {rtol}, each + t SE over seeds")
+    add("fig03.netfleet_comparable", [ring], comps, "comparable convergence (curves)",
+        "; ".join(c.label for c in comps), f"{LOSS_REL_TOL:.0%} of the larger loss, {rtol}, each + t SE over seeds")
     # s40: PDSL's loss similar to DP-NETFLEET's on CIFAR-10
     nf_loss, p_loss = seeds(sel(*cifar, "DP-NETFLEET"), "final"), seeds(sel(*cifar, "PDSL"), "final")
     if nf_loss and p_loss:
@@ -966,7 +971,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         add("fig04.similar_to_netfleet", [cifar], [Comparison(
             f"PDSL {np.mean(list(p_loss.values())):.3g} vs DP-NETFLEET {np.mean(list(nf_loss.values())):.3g}",
             band - abs(diff), half)], "similar losses (curves)",
-            f"final loss PDSL {np.mean(list(p_loss.values())):.3g} vs DP-NETFLEET {np.mean(list(nf_loss.values())):.3g}",
+            f"final loss PDSL {np.mean(list(p_loss.values())):.3g} "
+            f"vs DP-NETFLEET {np.mean(list(nf_loss.values())):.3g}",
             f"{LOSS_REL_TOL:.0%} of the larger loss + t SE over seeds")
 
     # s30, s47: PDSL's accuracy as printed; s48: its gains

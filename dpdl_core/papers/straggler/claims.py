@@ -29,8 +29,8 @@ from dataclasses import replace
 
 from ...verdicts import SPREAD_Z, ClaimSpec, Comparison
 
-__all__ = ["BOOTSTRAP_RESAMPLES", "DATA_PLACEHOLDER", "LONG_RUN_FRACTION", "ON_TOP", "FIGURE_SPECS", "SPECS", "SPEEDUP_LINE", "STUDY_ONLY",
-           "TARGET_FRACTION", "lower_scope", "speedup_comparison"]
+__all__ = ["BOOTSTRAP_RESAMPLES", "DATA_PLACEHOLDER", "LONG_RUN_FRACTION", "ON_TOP", "FIGURE_SPECS", "SPECS",
+           "SPEEDUP_LINE", "STUDY_ONLY", "TARGET_FRACTION", "lower_scope", "speedup_comparison"]
 
 PAPER = "straggler"
 # The line between "no clear" and "clear" speed-up, as a factor of latency to the same accuracy.
@@ -79,8 +79,8 @@ SPECS = {s.id: s for s in (
           "optimal p of Lemma 2 rounded to 3 decimals equals the paper's"),
     *(_spec(f"latency_upper_left.{k}", f"latency (h_max) increases toward the upper left: {label}",
             "parameterized by the average latency (Lemma 1), which increases toward the upper left corner",
-            "Sec. VI-A, L223", _UPPER, "as h_max grows, the Thm 1 bound decreases and ε_ss does not decrease, for every p",
-            kind=_kind(k))
+            "Sec. VI-A, L223", _UPPER,
+            "as h_max grows, the Thm 1 bound decreases and ε_ss does not decrease, for every p", kind=_kind(k))
       for k, label in (("ss_ring", "SS-Ring, Thm 2"), ("printed", "SS-Rand-Ring, Thm 3 as printed"),
                        ("diagnostic", "SS-Rand-Ring, Thm 3 diagnostic (ours)"))),
     _spec("similar_across_models", "trade-offs look similar for all latency models",
@@ -90,8 +90,8 @@ SPECS = {s.id: s for s in (
           "identical by construction and only the latency labels differ; the paper gives no criterion for 'similar'",
           by_construction=True),
     *(_spec(f"rand_ring_small_error.{k}", f"SS-Rand-Ring better at small error, especially p = 1e-4 ({v})",
-            "SS-Rand-Ring gives better trade-off curves (especially for $p = 10^{-4}$ , i.e., virtually no skipping) for "
-            "smaller values of error in function minimization", "Sec. VI-A, L225", _UPPER,
+            "SS-Rand-Ring gives better trade-off curves (especially for $p = 10^{-4}$ , i.e., virtually no skipping) "
+            "for smaller values of error in function minimization", "Sec. VI-A, L225", _UPPER,
             "ε(SS-Ring)/ε(SS-Rand-Ring) > 1 at the smallest common Thm 1 error for every p, largest at p = 1e-4, "
             "read at the figure's resolution (ON_TOP, 10% relative): holds when every ratio exceeds 1, and p = 1e-4's "
             "every other p's, by more than 10%; fails when one is on the wrong side by more than 10%; otherwise "
@@ -117,7 +117,8 @@ SPECS = {s.id: s for s in (
             "SS-Rand-Ring favors smaller values of $p$ (i.e., larger timeout)", "Sec. VI-A, L227; L233", _UPPER,
             "ε(SS-Rand-Ring) non-decreasing in p, read at the figure's resolution (ON_TOP, 10% relative): fails "
             "where a larger p is more private by more than 10% at some common Thm 1 error; holds where no adjacent "
-            "pair of p is so reversed and some pair is ordered by more than 10% somewhere; otherwise inconclusive", kind=_kind(k))
+            "pair of p is so reversed and some pair is ordered by more than 10% somewhere; otherwise inconclusive",
+            kind=_kind(k))
       for k, v in (("printed", "Thm 3 as printed"), ("diagnostic", "Thm 3 diagnostic (ours)"))),
     _spec("no_speedup_exponential", "no clear speed-up from skipping for the exponential model",
           "We observe that skipping achieves a clear speed-up compared to no skipping, except for the exponential "

@@ -229,4 +229,5 @@ def load_cal_housing(*, path: Path | str | None = None, data_dir: Path | str | N
     table = np.loadtxt(path, dtype=np.float64, delimiter=",", ndmin=2)
     if table.shape[1] != 9:
         raise ValueError(f"{path}: expected 9 columns (8 features and the median house value), got {table.shape[1]}")
-    return prepare_housing(table[:, :8], table[:, 8], f"California housing (OpenML 823), {len(table):,} rows", str(path))
+    return prepare_housing(table[:, :8], table[:, 8], f"California housing (OpenML 823), {len(table):,} rows",
+                           str(path))

@@ -161,8 +161,8 @@ def figure(store=None, s: Study | None = None):
 
 def _curve(header: dict, hist: pd.DataFrame) -> SimpleNamespace:
     acc = hist[hist["metric"] == "test_acc"].pivot(index="round", columns="agent", values="value").sort_index()
-    return SimpleNamespace(hops=acc.index.to_numpy(), accuracy=acc.to_numpy(), mean_accuracy=acc.to_numpy().mean(axis=1),
-                           label=header["meta"]["dataset_label"])
+    return SimpleNamespace(hops=acc.index.to_numpy(), accuracy=acc.to_numpy(),
+                           mean_accuracy=acc.to_numpy().mean(axis=1), label=header["meta"]["dataset_label"])
 
 
 def _stored_runs(store, s: Study) -> dict | None:

@@ -23,7 +23,8 @@ __all__ = ["ALGORITHMS", "Algorithm", "RunContext", "Tap", "register"]
 class Tap(Protocol):
     """An observer of the messages of a round (e.g. an eavesdropper)."""
 
-    def observe(self, ctx: "RunContext", channel: str, messages: torch.Tensor, models: torch.Tensor, owners: torch.Tensor) -> None:
+    def observe(self, ctx: "RunContext", channel: str, messages: torch.Tensor, models: torch.Tensor,
+                owners: torch.Tensor) -> None:
         """``messages`` (M, P) of ``channel``; ``models`` (M, P) the parameters each was computed
         at (public: agents broadcast them); ``owners`` (M,) whose local batch each came from."""
 
@@ -154,7 +155,8 @@ class RunContext:
         n = self.topology.n_agents
         blocks = tuple(torch.as_tensor(b, dtype=torch.float32, device=self.engine.device) for b in blocks)
         if len(blocks) != self.runs or any(b.shape != (n, n) for b in blocks):
-            raise ValueError(f"mixing matrices of shapes {[tuple(b.shape) for b in blocks]}; expected {self.runs} of ({n}, {n})")
+            raise ValueError(f"mixing matrices of shapes {[tuple(b.shape) for b in blocks]}; "
+                             f"expected {self.runs} of ({n}, {n})")
         self.W_blocks = blocks
         W = blocks[0] if self.runs == 1 else torch.block_diag(*blocks)
         nz = torch.nonzero(W > 0)
@@ -196,7 +198,8 @@ class RunContext:
         """Every agent sends its row of ``X`` (e.g. its model) to its neighbours."""
         self._count_links()
 
-    def send(self, channel: str, messages: torch.Tensor, senders: torch.Tensor, receivers: torch.Tensor, models: torch.Tensor) -> None:
+    def send(self, channel: str, messages: torch.Tensor, senders: torch.Tensor, receivers: torch.Tensor,
+             models: torch.Tensor) -> None:
         """Point-to-point messages: row e goes from ``senders[e]`` (made from its batch) to
         ``receivers[e]``, computed at ``models[e]``. Rows with sender = receiver stay local."""
         remote = senders != receivers

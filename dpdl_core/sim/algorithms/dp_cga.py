@@ -146,8 +146,8 @@ class DPCGA(Algorithm):
                 except (ValueError, np.linalg.LinAlgError, RuntimeError):
                     self.fallbacks[i] += 1
                     if self.fallbacks.sum() == 1:
-                        warnings.warn("DP-CGA: QP failed; using the plain average of the messages (counted)", RuntimeWarning,
-                                      stacklevel=2)
+                        warnings.warn("DP-CGA: QP failed; using the plain average of the messages (counted)",
+                                      RuntimeWarning, stacklevel=2)
                     out[i, sl] = np.vstack([others[:, sl], own[sl]]).mean(0)
         return out
 

@@ -267,7 +267,8 @@ def read_npz(
     for split in ("train", "test"):
         x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
         if x.dtype != np.uint8 or tuple(x.shape[1:]) != spec.shape:
-            raise bad(f"x_{split} must be uint8 of shape (n, {', '.join(map(str, spec.shape))}), got {x.dtype} {x.shape}")
+            raise bad(f"x_{split} must be uint8 of shape (n, {', '.join(map(str, spec.shape))}), "
+                      f"got {x.dtype} {x.shape}")
         if x.shape[0] == 0:
             raise bad(f"x_{split} holds no images")
         if y.shape != (x.shape[0],):

@@ -116,7 +116,7 @@ def validation_split(n_test: int, n_val: int = 2000, *, seed: int) -> tuple[np.n
     (val_idx, test_idx) : sorted disjoint index arrays covering ``range(n_test)``.
     """
     if not 0 < n_val < n_test:
-        raise ValueError(f"n_val={n_val} (the config's validation_samples) must be between 1 and n_test-1={n_test - 1}, "
-                         "so that test images are left to evaluate on")
+        raise ValueError(f"n_val={n_val} (the config's validation_samples) must be between 1 and "
+                         f"n_test-1={n_test - 1}, so that test images are left to evaluate on")
     perm = np.random.default_rng(seed).permutation(n_test)
     return np.sort(perm[:n_val]), np.sort(perm[n_val:])
