@@ -48,7 +48,9 @@ window.addEventListener('load', () => {
     if (!doc || !doc.body || doc.location.protocol !== 'file:') { page.problems.push('page did not load'); continue; }
     const here = new URL(doc.baseURI);
     for (const img of doc.images) {
-      if (!(img.complete && img.naturalWidth > 0)) page.problems.push('image did not load: ' + img.getAttribute('src').slice(0, 120));
+      if (!(img.complete && img.naturalWidth > 0)) {
+        page.problems.push('image did not load: ' + img.getAttribute('src').slice(0, 120));
+      }
     }
     for (const el of doc.querySelectorAll('[src], link[href], a[href]')) {
       const ref = el.getAttribute(el.hasAttribute('src') ? 'src' : 'href');
@@ -57,11 +59,18 @@ window.addEventListener('load', () => {
       if (url.protocol !== 'file:') { page.problems.push('refers to another host: ' + ref); continue; }
       if (el.tagName !== 'A') continue;
       if (url.pathname === here.pathname) {
-        if (url.hash && !doc.getElementById(decodeURIComponent(url.hash.slice(1)))) page.problems.push('anchor not found: ' + ref);
+        if (url.hash && !doc.getElementById(decodeURIComponent(url.hash.slice(1)))) {
+          page.problems.push('anchor not found: ' + ref);
+        }
         continue;
       }
       const xhr = new XMLHttpRequest();
-      try { xhr.open('GET', url.href, false); xhr.send(); } catch (e) { page.problems.push('link does not resolve: ' + ref); }
+      try {
+        xhr.open('GET', url.href, false);
+        xhr.send();
+      } catch (e) {
+        page.problems.push('link does not resolve: ' + ref);
+      }
     }
     page.height = doc.documentElement.scrollHeight;
   }
@@ -122,8 +131,8 @@ def check_site(index: Path, screenshot: Path | None = None, browser: str | None 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Check a report site in headless chromium: images load, links resolve, "
-                                                 "nothing refers to another host.")
+    parser = argparse.ArgumentParser(description="Check a report site in headless chromium: images load, links "
+                                                 "resolve, nothing refers to another host.")
     parser.add_argument("index", type=Path, help="the site's index.html")
     parser.add_argument("--screenshot", type=Path, help="save a PNG screenshot of the index here")
     args = parser.parse_args(argv)

@@ -55,8 +55,10 @@ def test_dlg_option_lowers_its_objective(mnist):
     X, msg = _message(model, x, y, 0.0)
     spec = DATASETS["mnist"]
     box = pixel_box(spec.mean, spec.std)
-    short = invert(model, X, msg, y.unsqueeze(1), (1, 28, 28), box, InversionConfig(method="dlg", lr=1.0, iterations=20, restarts=1))
-    long = invert(model, X, msg, y.unsqueeze(1), (1, 28, 28), box, InversionConfig(method="dlg", lr=1.0, iterations=200, restarts=1))
+    short = invert(model, X, msg, y.unsqueeze(1), (1, 28, 28), box,
+                   InversionConfig(method="dlg", lr=1.0, iterations=20, restarts=1))
+    long = invert(model, X, msg, y.unsqueeze(1), (1, 28, 28), box,
+                  InversionConfig(method="dlg", lr=1.0, iterations=200, restarts=1))
     assert long.objective.item() < short.objective.item()
 
 

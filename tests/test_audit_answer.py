@@ -40,8 +40,9 @@ def test_the_readme_answer_shows_the_committed_audits():
 def test_each_papers_noise_is_named_and_listed_first():
     """PDSL's σ_b and LEASGD's common σ₂ are their papers' noise, listed with DPDL's before
     equal ε, the other readings (PDSL's code base) and no noise."""
-    table = pd.DataFrame([_row("DP-DPSGD", "rdp", np.nan, 5.5, accountant=np.inf), _row("PDSL", "pdsl_code_base", 0.3, 2.7),
-                          _row("DP-DPSGD", "rdp", 0.5, 0.02), _row("LEASGD", "leasgd_common", 5.0, 0.45),
+    table = pd.DataFrame([_row("DP-DPSGD", "rdp", np.nan, 5.5, accountant=np.inf),
+                          _row("PDSL", "pdsl_code_base", 0.3, 2.7), _row("DP-DPSGD", "rdp", 0.5, 0.02),
+                          _row("LEASGD", "leasgd_common", 5.0, 0.45),
                           _row("PDSL", "per_message", 0.3, 0.0), _row("DPDL", "authors_code", 0.5, 1.04)])
     s = audit_summary(table)
     assert s["noise"].tolist() == ["paper", "paper", "paper (σ_b)", "equal ε", "code base", "none (σ = 0)"]

@@ -104,15 +104,16 @@ def ref_dp_cga(module, state, xb, yb, W, C, lr, beta, layout, clip="per_sample",
     for i in range(N):
         own = msg[(i, i)]
         others = np.stack([msg[(i, j)] for j in range(N) if j != i and W[i, j] > 0])
-        parts = [_qp_reference(others[:, o : o + n], own[o : o + n], 0.5, 1e-3) for o, n in zip(layout.offsets, layout.numels)]
+        parts = [_qp_reference(others[:, o : o + n], own[o : o + n], 0.5, 1e-3)
+                 for o, n in zip(layout.offsets, layout.numels)]
         out.append(torch.as_tensor(np.concatenate(parts), dtype=torch.float32))
     g_t = torch.stack(out)
     b = beta * state["b"] + g_t
     return {"x": mix(W, state["x"]) - lr * (g_t + beta * b), "b": b}
 
 
-REFERENCES = {"dp_dpsgd": ref_dp_dpsgd, "muffliato": ref_muffliato, "dp_netfleet": ref_dp_netfleet, "dp_cga": ref_dp_cga,
-              "dp_cga/batch": functools.partial(ref_dp_cga, clip="batch")}
+REFERENCES = {"dp_dpsgd": ref_dp_dpsgd, "muffliato": ref_muffliato, "dp_netfleet": ref_dp_netfleet,
+              "dp_cga": ref_dp_cga, "dp_cga/batch": functools.partial(ref_dp_cga, clip="batch")}
 
 
 @pytest.mark.parametrize("algorithm", list(REFERENCES))
@@ -207,7 +208,8 @@ def test_chebyshev_gossip_keeps_mean_and_contracts():
 
 
 def test_default_gossip_steps():
-    assert default_gossip_steps(10, make_topology("ring", 10).spectral_gap) == math.ceil(math.log(10) / math.sqrt(0.12732200375))
+    gap = make_topology("ring", 10).spectral_gap
+    assert default_gossip_steps(10, gap) == math.ceil(math.log(10) / math.sqrt(0.12732200375))
     assert default_gossip_steps(10, 1.0) == 3
 
 

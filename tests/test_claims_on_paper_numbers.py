@@ -408,7 +408,9 @@ def test_dpdl_attack_metrics_has_a_margin_so_noise_cannot_decide_it():
     clear = {"MSE": 1.40, "PSNR": 4.5, "SSIM_x100": 4.0}
     tie = {"MSE": 0.82, "PSNR": 6.8, "SSIM_x100": 14.5}  # worse for the attacker, but by less than the tolerance
     better = {"MSE": 0.60, "PSNR": 8.0, "SSIM_x100": 18.0}  # the DP message inverts better: the claim fails
-    verdict = lambda dp, **kw: dpdl_claims.attack_claims(_attack_table(dp, nd, **kw))[0].verdict
+    def verdict(dp, **kw):
+        return dpdl_claims.attack_claims(_attack_table(dp, nd, **kw))[0].verdict
+
     assert verdict(clear) == "holds" and verdict(tie) == "inconclusive" and verdict(better) == "fails"
     # The spread over the attacked images widens the margin: 2.5 dB apart with a std of 6 dB
     # over 8 images (t SE of the difference: 2.14 x 3 dB at Welch's 14 df = 6.4 dB) is inside the noise.
@@ -536,7 +538,9 @@ def test_leasgd_saving_band_on_the_papers_30_percent():
     """"~30%": the abstract's own 30% holds; a saving 5 pp or more outside the band by more
     than the seed spread fails (too small or too large); near the band's edge, within the
     seed spread, it is inconclusive."""
-    verdict = lambda saving, seeds=None: leasgd_claims.saving_comparison(saving, seeds).verdict
+    def verdict(saving, seeds=None):
+        return leasgd_claims.saving_comparison(saving, seeds).verdict
+
     assert verdict(leasgd_claims.CLAIMED_SAVING) == "holds"  # the paper's number
     assert verdict(0.30, [0.28, 0.30, 0.32]) == "holds"
     assert verdict(0.20) == "fails" and verdict(0.45) == "fails"
@@ -638,7 +642,9 @@ def test_clear_and_no_clear_speedup_are_one_rule():
     factor: for any factor and SE their verdicts are mirror images (never both hold)."""
     line = straggler_claims.SPEEDUP_LINE
     mirror = {"holds": "fails", "fails": "holds", "inconclusive": "inconclusive"}
-    verdict = lambda factor, log_se, clear: straggler_claims.speedup_comparison("p", factor, log_se, clear).verdict
+    def verdict(factor, log_se, clear):
+        return straggler_claims.speedup_comparison("p", factor, log_se, clear).verdict
+
     for factor in np.geomspace(0.25, 8, 41):
         for log_se in (0.0, 0.02, 0.1, 0.5, math.inf):
             assert verdict(factor, log_se, False) == mirror[verdict(factor, log_se, True)], (factor, log_se)

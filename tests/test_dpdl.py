@@ -114,7 +114,8 @@ def test_authors_code_options_run_and_differ():
 def test_determinism(store, tmp_path):
     from dpdl_core.runs.results import ResultStore
 
-    cfg = ExperimentConfig(n_agents=4, batch_size=16, train_samples=800, rounds=4, eval_every=2, eval_samples=200, epsilon=1.0)
+    cfg = ExperimentConfig(n_agents=4, batch_size=16, train_samples=800, rounds=4, eval_every=2, eval_samples=200,
+                           epsilon=1.0)
     a = run(cfg, store=store)
     b = run(cfg, store=ResultStore(tmp_path / "again"))
     assert not a.cached and not b.cached
@@ -122,7 +123,8 @@ def test_determinism(store, tmp_path):
 
 
 def test_thirty_rounds_lower_the_training_loss(store):
-    cfg = ExperimentConfig(n_agents=10, batch_size=64, rounds=30, eval_every=30, eval_samples=1000, epsilon=None, lr=0.05)
+    cfg = ExperimentConfig(n_agents=10, batch_size=64, rounds=30, eval_every=30, eval_samples=1000, epsilon=None,
+                           lr=0.05)
     res = run(cfg, store=store)
     curve = res.curves()["train_loss_mean"]
     assert np.isfinite(curve).all()
@@ -187,7 +189,8 @@ def test_authors_variant_is_one_switch():
     c = preset("mnist", "ring", variant="authors", n_agents=20)
     assert (c.model, c.batch_size, c.momentum, c.lr_decay, c.lr_decay_every, c.sigma_rule) == (
         "dpdl_lenet_authors", 144, 0.9, 0.995, 30, "authors_code")
-    assert c.algo == {"alpha": 1.5, "clip_mode": "microbatch", "n_microbatches": 4, "cosine": "per_tensor", "weight_decay": 5e-4}
+    assert c.algo == {"alpha": 1.5, "clip_mode": "microbatch", "n_microbatches": 4, "cosine": "per_tensor",
+                      "weight_decay": 5e-4}
     assert preset("cifar10", variant="authors").model == "dpdl_cnn_authors_dropout"
     # the code's command-line defaults --lr 0.1 --ct 1, on both datasets; init stays an option
     for dataset in ("mnist", "cifar10"):
@@ -200,7 +203,8 @@ def test_authors_variant_is_one_switch():
 
 
 def test_step_decay_of_the_learning_rate():
-    cfg = ExperimentConfig(n_agents=3, batch_size=4, train_samples=120, epsilon=None, lr=0.1, lr_decay=0.5, lr_decay_every=2)
+    cfg = ExperimentConfig(n_agents=3, batch_size=4, train_samples=120, epsilon=None, lr=0.1, lr_decay=0.5,
+                           lr_decay_every=2)
     ctx = prepare(cfg).ctx
     lrs = []
     for t in range(1, 6):

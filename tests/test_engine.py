@@ -152,7 +152,8 @@ def test_evaluate_matches_module(request, model, dataset, eval_strategy):
 def test_per_model_kernel_refuses_a_model_it_cannot_run():
     """A model whose parametrised layers are not plain Conv2d / Linear gets an error that
     names the layer and the way out, not a wrong gradient."""
-    strided = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, stride=2), torch.nn.Flatten(), torch.nn.Linear(4 * 13 * 13, 10))
+    strided = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, stride=2), torch.nn.Flatten(),
+                                  torch.nn.Linear(4 * 13 * 13, 10))
     with pytest.raises(ValueError, match=r"Conv2d.*not a plain convolution.*per_sample_strategy: vmap"):
         Engine(strided, strategy="per_model")
     normed = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.LayerNorm(784), torch.nn.Linear(784, 10))

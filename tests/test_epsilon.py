@@ -20,7 +20,8 @@ BASE = dict(n_agents=N, topology="ring", batch_size=B, train_samples=600, rounds
 # algorithm, options -> (releases per agent per round on a ring, noise multiplier the accountant must see)
 MECHANISMS = {
     ("dpdl", ()): (3, SIGMA),  # 2 cross-gradients + 1 self-gradient, per-sample clipped sums, noise σC
-    ("dpdl", (("clip_mode", "microbatch"), ("n_microbatches", 4))): (3, SIGMA * 4 / (2 * B)),  # noise σC/B, sensitivity 2C/M
+    # micro-batch clipping (M = 4 micro-batches): noise σC/B, sensitivity 2C/M
+    ("dpdl", (("clip_mode", "microbatch"), ("n_microbatches", 4))): (3, SIGMA * 4 / (2 * B)),
     ("dp_dpsgd", ()): (1, SIGMA),
     ("muffliato", ()): (1, SIGMA),
     ("dp_netfleet", (("local_steps", 3),)): (3, SIGMA),  # one noisy gradient per local step, same batch

@@ -216,7 +216,8 @@ def notebooks_run(tmp_path, monkeypatch):
     return fake
 
 
-TWO_FIGURES = ("--profile", "smoke", "--paper", "dpdl", "--only", "fig01_mnist_bipartite", "fig02_mnist_fully_connected")
+TWO_FIGURES = ("--profile", "smoke", "--paper", "dpdl", "--only", "fig01_mnist_bipartite",
+               "fig02_mnist_fully_connected")
 
 
 def test_figures_interrupted_by_papermill_names_the_notebooks_left(notebooks_run, capsys):

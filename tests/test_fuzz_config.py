@@ -467,8 +467,9 @@ def test_from_dict_of_a_non_mapping_is_a_config_error(value):
 
 
 # -- --set strings of every shape --------------------------------------------------------------
-set_keys = st.one_of(st.sampled_from(FIELDS + ["algo.alpha", "algo.x", "algo.", "algo", "", " ", "algo..x", "ALGO.alpha"]),
-                     st.text(max_size=10))
+set_keys = st.one_of(
+    st.sampled_from(FIELDS + ["algo.alpha", "algo.x", "algo.", "algo", "", " ", "algo..x", "ALGO.alpha"]),
+    st.text(max_size=10))
 set_values = st.one_of(
     st.text(max_size=12),
     st.sampled_from(["", "null", "[1", "{a: 1}", "1e-3", "-1", ".inf", ".nan", "!!python/name:os.system", "*x",

@@ -103,7 +103,8 @@ def _reference(prep, batches, rng, noise_gen):
 
 def test_leasgd_matches_slow_reference():
     # m = 7, p = 2: 3 followers with 2, 1 and 1 leaders; τ = 2, k = 2: splits at t = 1, 5, 9.
-    cfg = _config(m=7, private=True, rounds=10, algo={"leaders_per_follower": 2, "tau": 2, "k": 2, "rho": 1.5, "weight_decay": 0.01})
+    cfg = _config(m=7, private=True, rounds=10,
+                  algo={"leaders_per_follower": 2, "tau": 2, "k": 2, "rho": 1.5, "weight_decay": 0.01})
     prep = prepare(cfg)
     rng = torch.Generator(device=prep.ctx.rng.device)
     rng.set_state(prep.ctx.rng.get_state())
@@ -205,7 +206,8 @@ def test_profiles_give_valid_configs(profile):
     fig = Fig02Settings.from_profile(profile).configs()
     assert {c.algorithm for c in fig} == {"leasgd", "dp_dpsgd"} and all(c.epsilon is None for c in fig)
     tab = Tab01Settings.from_profile(profile).configs()
-    assert {(c.dataset, c.algorithm) for c in tab} == {(d, a) for d in ("mnist", "cifar10") for a in ("leasgd", "dp_dpsgd")}
+    assert {(c.dataset, c.algorithm) for c in tab} == {(d, a) for d in ("mnist", "cifar10")
+                                                       for a in ("leasgd", "dp_dpsgd")}
     assert all(c.sigma_rule == "leasgd_common" and c.validation_samples for c in tab)
     # every profile keeps the spec's elastic coupling alpha = lr * rho = 0.225 (beta = 0.9)
     assert all(c.lr * c.algo["rho"] == pytest.approx(0.225) for c in fig + tab if c.algorithm == "leasgd")
@@ -245,7 +247,9 @@ def test_less_epsilon_needs_an_early_stop_to_judge():
     T_max the tie says nothing (inconclusive); where D-PSGD stopped early and LEASGD ran on,
     LEASGD spent more (fails); where LEASGD stopped first, it holds."""
     def runs(stop_lea, stop_dps, t_max=1500):
-        eps = lambda steps: 5.0 * steps / t_max  # any increasing function of the steps
+        def eps(steps):
+            return 5.0 * steps / t_max  # any increasing function of the steps
+
         return pd.DataFrame([{"dataset": "mnist", "m": 5, "algorithm": a, "seed": s, "accuracy": 0.9,
                               "accuracy_T": 0.9, "epsilon": eps(stop), "epsilon_T": eps(t_max)}
                              for a, stop in (("leasgd", stop_lea), ("dp_dpsgd", stop_dps)) for s in range(3)])

@@ -93,7 +93,7 @@ def test_taps_see_the_messages_and_do_not_change_training():
     prep = prepare(cfg)
     state = prep.algorithm.init_state(prep.engine.initial_params(6))
     tap = Recorder()
-    losses = [l.clone() for _, l in training_rounds(prep, state, 1, 2, taps=[tap])]
+    losses = [loss.clone() for _, loss in training_rounds(prep, state, 1, 2, taps=[tap])]
     channels = [(t, c) for t, c, *_ in tap.seen]
     assert channels == [(1, "CG"), (1, "MM"), (2, "CG"), (2, "MM")]
     t, c, shape, mshape, owners = tap.seen[0]

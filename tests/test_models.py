@@ -29,7 +29,8 @@ def test_parameter_counts_and_output_shape(name, dataset):
 def test_no_batchnorm_anywhere():
     for name in MODELS:
         for ds in ("mnist", "cifar10"):
-            assert not any(isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) for mod in build_model(name, ds).modules())
+            modules = build_model(name, ds).modules()
+            assert not any(isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) for mod in modules)
 
 
 def test_seeded_init_is_reproducible_and_private():

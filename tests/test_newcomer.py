@@ -135,7 +135,8 @@ def test_a_stray_argument_shows_its_commands_usage_and_a_bare_paper_name_its_opt
 
 
 def test_study_options_are_checked_before_any_work():
-    assert_clean_error(cli("study", "plan", "--key", "x", "--threads", "2"), "--key, --threads only apply to `study run`")
+    assert_clean_error(cli("study", "plan", "--key", "x", "--threads", "2"),
+                       "--key, --threads only apply to `study run`")
     for option, value in (("--max-runs", "0"), ("--threads", "-2"), ("--max-runs", "two")):
         assert_clean_error(cli("study", "run", option, value), f"argument {option}: must be a whole number of at "
                            f"least 1, got '{value}'")
@@ -579,9 +580,11 @@ def test_a_failing_notebook_is_a_short_message_and_its_old_outputs_are_set_aside
     sources.mkdir(parents=True)
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell('profile = "smoke"', metadata={"tags": ["parameters"]}),
-        nbformat.v4.new_code_cell("import sys\nprint('sweep (local, 0 of 2 stored before) run 1/2, elapsed 1s, ETA 1s', "
+        nbformat.v4.new_code_cell("import sys\n"
+                                  "print('sweep (local, 0 of 2 stored before) run 1/2, elapsed 1s, ETA 1s', "
                                   "file=sys.stderr)\nprint('a warning', file=sys.stderr)"),
-        nbformat.v4.new_code_cell("def deep():\n    raise ValueError('n_agents=1 is too few; to fix: --set n_agents=4')\n"
+        nbformat.v4.new_code_cell("def deep():\n"
+                                  "    raise ValueError('n_agents=1 is too few; to fix: --set n_agents=4')\n"
                                   "deep()"),
     ], metadata={"kernelspec": {"name": KERNEL, "language": "python", "display_name": KERNEL},
                  "language_info": {"name": "python"}})

@@ -191,7 +191,8 @@ def test_fifth_paper_runs_with_no_generic_edit(tmp_path):
         table, claims = built.tables["table"], built.claims
         plan = make_plan("smoke", papers=["toy"], benchmark=Benchmark.load("missing.json"))
         print(json.dumps({"broken": broken, "raised": raised, "contract": contract,
-                          "metric_rounds": sorted(metric["round"].tolist()), "metric_agents": sorted(set(metric["agent"])),
+                          "metric_rounds": sorted(metric["round"].tolist()),
+                          "metric_agents": sorted(set(metric["agent"])),
                           "label": res.meta["dataset_label"], "topology": res.config.topology,
                           "claims": claims[["id", "verdict", "tolerance"]].to_dict("records"),
                           "accuracies": table["accuracy"].tolist(), "output": output,
@@ -228,9 +229,9 @@ def test_fifth_papers_notebook_runs_under_nbval(tmp_path):
     env = {**os.environ, "DPDL_PAPERS_PATH": str(FIXTURES), "DPDL_RESULTS_DIR": str(tmp_path / "results"),
            "DPDL_FIGURES_DIR": str(tmp_path / "figures"), "DPDL_PROGRESS": "0", "DPDL_WORKERS": "1"}
     nb = ROOT / "tests" / "fixtures" / "notebooks" / "toy" / "tab01_toy.ipynb"
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval-lax", "--nbval-kernel-name", "dpdl-replication",
-                          "-p", "no:cacheprovider", str(nb)], env=env, cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval-lax", "--nbval-kernel-name",
+                          "dpdl-replication", "-p", "no:cacheprovider", str(nb)], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "3 passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
     # ... and the report site shows its output, attributed to the paper and the notebook.
     from dpdl_core.verdicts.site import build_site

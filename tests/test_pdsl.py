@@ -91,7 +91,8 @@ def test_shapley_axioms_exact_and_monte_carlo():
     assert phi[4] == pytest.approx(0.0, abs=1e-12)
     assert abs(phi[0] - phi[2]) > 1e-3  # the game is not trivially symmetric
     for est in ("permutation", "stratified"):
-        mc = shapley_round(game.candidates, game.counts, game, ShapleyConfig(estimator=est, permutations=7, empty="zero"),
+        mc = shapley_round(game.candidates, game.counts, game,
+                           ShapleyConfig(estimator=est, permutations=7, empty="zero"),
                            torch.Generator().manual_seed(3)).phi.numpy()
         # Each permutation's marginals telescope to v(N) − v(∅); a null player never gains.
         assert mc.sum() == pytest.approx(table[31], abs=1e-12)
@@ -216,7 +217,7 @@ def test_batched_coalition_evaluation_equals_one_at_a_time():
         cand = candidates[starts[a] : starts[a] + n]
         v_empty = eng.evaluate(previous[a : a + 1], xq, yq)[1].item()
 
-        def v(S):
+        def v(S, cand=cand, v_empty=v_empty):
             if not S:
                 return v_empty
             return eng.evaluate(cand[list(S)].mean(0, keepdim=True), xq, yq)[1].item()
@@ -315,7 +316,8 @@ def test_per_message_sigma_regression():
 
 @pytest.mark.parametrize(
     "field, value",
-    [("estimator", "greedy"), ("empty", "one"), ("permutations", 0), ("mc_sampling", "exact"), ("exact_max_players", 30)],
+    [("estimator", "greedy"), ("empty", "one"), ("permutations", 0), ("mc_sampling", "exact"),
+     ("exact_max_players", 30)],
 )
 def test_config_validation_names_the_field(field, value):
     with pytest.raises(ValueError, match=field):

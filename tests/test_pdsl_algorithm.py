@@ -139,7 +139,8 @@ def test_round_matches_per_agent_reference(topology, n_agents, algo, changes):
     assert d["shapley_evaluations_per_round"] > 0 and 0 <= d["shapley_tie_fraction"] <= 1
 
 
-@pytest.mark.parametrize("clipping, per_row_std", [("batch", lambda s, C, B: s * C), ("per_sample", lambda s, C, B: s * C / B)])
+@pytest.mark.parametrize("clipping, per_row_std",
+                         [("batch", lambda s, C, B: s * C), ("per_sample", lambda s, C, B: s * C / B)])
 def test_message_noise_statistics(clipping, per_row_std):
     sigma = 0.7
     prep = prepare(small("ring", 4, epsilon=0.5, sigma_rule="fixed", sigma=sigma, algo={"clipping": clipping}))
@@ -201,7 +202,8 @@ def test_params_validation_names_the_field(field, value):
         ExperimentConfig.from_dict({**small().to_dict(), "algo": {field: value}})
 
 
-@pytest.mark.parametrize("model, dataset, shape", [("pdsl_mnist", "mnist", (1, 28, 28)), ("pdsl_cifar", "cifar10", (3, 32, 32)),
+@pytest.mark.parametrize("model, dataset, shape", [("pdsl_mnist", "mnist", (1, 28, 28)),
+                                                   ("pdsl_cifar", "cifar10", (3, 32, 32)),
                                                    ("lenet", "mnist", (1, 28, 28)), ("logreg", "mnist", (1, 28, 28))])
 def test_stacked_evaluator_equals_engine(model, dataset, shape):
     eng = Engine(build_model(model, dataset, seed=0))

@@ -23,10 +23,12 @@ def test_every_method_gets_the_same_gamma_grid_and_pdsl_every_reading():
 
 def test_the_choice_reads_validation_accuracy_among_runs_that_trained():
     results = pd.DataFrame([
-        {"label": "PDSL", "reading": "sigma_b", "weighting": "omega", "gamma": 0.001, "val_acc": 0.99, "diverged": True},
+        {"label": "PDSL", "reading": "sigma_b", "weighting": "omega", "gamma": 0.001, "val_acc": 0.99,
+         "diverged": True},
         {"label": "PDSL", "reading": "code_base", "weighting": "average", "gamma": 0.01, "val_acc": 0.9,
          "diverged": False},
-        {"label": "PDSL", "reading": "per_sample", "weighting": "omega", "gamma": 0.1, "val_acc": 0.8, "diverged": False},
+        {"label": "PDSL", "reading": "per_sample", "weighting": "omega", "gamma": 0.1, "val_acc": 0.8,
+         "diverged": False},
         {"label": "DP-CGA", "reading": "paper", "weighting": "", "gamma": 0.03, "val_acc": 0.85, "diverged": False},
         {"label": "MUFFLIATO", "reading": "paper", "weighting": "", "gamma": 0.03, "val_acc": 0.5, "diverged": True},
     ])

@@ -73,7 +73,8 @@ def test_benchmark_rows_and_scaling(tmp_path):
     # Set-up, plus 18 models on the test images at rounds 0 (10 // eval_every) and the end.
     evaluations = 10 // cfg.eval_every + 1
     assert overhead_seconds(cfg) == pytest.approx(
-        RUN_START_S + evaluations * 18 * (cfg.eval_samples or 10_000) * EVAL_S_PER_MODEL_IMAGE[("mnist", cfg.eval_strategy)])
+        RUN_START_S
+        + evaluations * 18 * (cfg.eval_samples or 10_000) * EVAL_S_PER_MODEL_IMAGE[("mnist", cfg.eval_strategy)])
     assert bench.row_for(cfg.replace(n_agents=10, topology="bipartite")).case == "mnist_bipartite_10"
     assert bench.cpu_seconds(cfg.replace(dataset="cifar10")) == (None, None)
     fallback = Benchmark.load(tmp_path / "missing.json")

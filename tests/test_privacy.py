@@ -74,7 +74,8 @@ def test_noise_scale_changes_what_the_accountant_sees():
     """A mechanism with half the noise per unit of sensitivity gets the ε of σ/2, and the
     rdp rule calibrates σ up to make up for it."""
     W = make_topology("ring", 6).W
-    base = dict(epsilon=1.0, delta=1e-5, W=W, local_sizes=np.full(6, 500), messages=np.full(6, 3), batch_size=50, rounds=50)
+    base = dict(epsilon=1.0, delta=1e-5, W=W, local_sizes=np.full(6, 500), messages=np.full(6, 3), batch_size=50,
+                rounds=50)
     fixed = calibrate("fixed", SigmaRequest(**{**base, "sigma": 2.0}), noise_scale=0.5)
     assert fixed.epsilon_rdp[0] == pytest.approx(rdp_epsilon(1.0, 0.1, 3, 50, 1e-5))
     full = calibrate("rdp", SigmaRequest(**base))

@@ -78,7 +78,8 @@ def test_parse_caption_reads_the_data_and_profile_of_captions_and_notes():
     assert parse_caption(caption(DATA, "paper", "N = 10 · ring")) == {"dataset": DATA, "profile": "paper"}
     assert parse_caption(f"{DATA}; profile smoke; alpha_d 0.25") == {"dataset": DATA, "profile": "smoke"}
     assert parse_caption("Profile `cpu`. Mean over the cells") == {"dataset": None, "profile": "cpu"}
-    assert parse_caption("**Title**\n\n_CIFAR-10 subset · profile cpu · x_") == {"dataset": "CIFAR-10 subset", "profile": "cpu"}
+    assert parse_caption("**Title**\n\n_CIFAR-10 subset · profile cpu · x_") == {"dataset": "CIFAR-10 subset",
+                                                                                  "profile": "cpu"}
     assert parse_caption("no profile named") == {"dataset": None, "profile": None}
 
 
@@ -116,7 +117,8 @@ def test_site_shows_every_output_of_the_profile_by_paper(site):
     assert (site.parent / "notebooks" / "dpdl" / "fig01_mnist_bipartite.html").exists()
     assert "ext02_baselines_overview (not executed at this profile)" in dpdl
     assert "<table>" in sections["pdsl"] and "<strong>91.0</strong>" in sections["pdsl"]
-    assert "<td>Thm 1 bound</td>" in sections["straggler"] and "California housing, 20,640 rows" in sections["straggler"]
+    assert "<td>Thm 1 bound</td>" in sections["straggler"]
+    assert "California housing, 20,640 rows" in sections["straggler"]
     assert "dpdl_fig02_mnist_fully_connected" not in page  # a smoke output
     assert "1 output(s)" in page and "another profile" in page
 
@@ -131,7 +133,8 @@ def test_every_page_works_offline(site):
 
 
 def test_external_references_finds_loads_and_links_to_other_hosts():
-    page = ('<script src="https://cdn.example.org/require.js"></script><link rel="stylesheet" href="//cdn.example.org/a.css">'
+    page = ('<script src="https://cdn.example.org/require.js"></script>'
+            '<link rel="stylesheet" href="//cdn.example.org/a.css">'
             '<style>@import "http://fonts.example.org/f.css"; a { background: url(https://example.org/i.png) }</style>'
             '<a href="http://example.org/paper">paper</a>')
     assert len(external_references(page)) == 5
@@ -142,7 +145,8 @@ def test_external_references_finds_loads_and_links_to_other_hosts():
 
 def test_report_says_to_run_the_notebooks_first(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(pipeline, "ROOT", tmp_path)
-    assert main(["report", "--profile", "paper", "--figures", str(tmp_path / "figures"), "--out", str(tmp_path / "site")]) == 2
+    assert main(["report", "--profile", "paper", "--figures", str(tmp_path / "figures"),
+                 "--out", str(tmp_path / "site")]) == 2
     assert "run `make figures PROFILE=paper` first" in capsys.readouterr().err
     assert not (tmp_path / "site").exists()
 
@@ -211,8 +215,8 @@ def test_claims_tables_are_readable(tmp_path):
     assert "ζ &gt; 0" in table and "$" not in table and "\\" not in table
     assert plain_math("$h_{\\text{max}}$ and $\\epsilon \\leq 1$, $5 left") == "h_max and ε ≤ 1, $5 left"
     md = tmp_path / "dpdl_study_paper_scale_table.md"
-    md.write_text("**Study**\n\n| algorithm | ours (%) | paper (%) | std |\n|---|---|---|---|\n| DPDL | 95.0 | nan | nan |\n"
-                  "| DP-CGA | 97.0 | 90.9 | nan |\n")
+    md.write_text("**Study**\n\n| algorithm | ours (%) | paper (%) | std |\n|---|---|---|---|\n"
+                  "| DPDL | 95.0 | nan | nan |\n| DP-CGA | 97.0 | 90.9 | nan |\n")
     table = _render_table(Output(md.stem, {"md": md}, {}))
     assert re.findall(r"<th>(.*?)</th>", table) == ["algorithm", "ours (%)", "paper (%)"] and "nan" not in table
 

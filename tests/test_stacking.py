@@ -90,7 +90,8 @@ def test_a_stacked_run_is_bit_identical_to_its_plain_run_with_the_default_kernel
         "leasgd_tau2"])
 def test_stacks_of_random_schedules_graphs_and_inits_equal_plain_runs(changes):
     base = {**TINY, "epsilon": 0.5, "sigma_rule": "authors_code", **changes}
-    configs = [ExperimentConfig.from_dict({**base, "seed": s, "lr": lr}) for s, lr in [(0, 0.005), (1, 0.02), (2, 0.005)]]
+    configs = [ExperimentConfig.from_dict({**base, "seed": s, "lr": lr})
+               for s, lr in [(0, 0.005), (1, 0.02), (2, 0.005)]]
     for cfg, res in zip(configs, run_stack(configs, save=False, progress=False)):
         _assert_identical(res.history, run(cfg, save=False, progress=False).history)
 

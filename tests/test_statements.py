@@ -107,7 +107,8 @@ PDSL_QUOTED = [
     ("s37_tab1_ring_m20_ratios", "mnist", "ring", 0.3, 20, "ratio", "high", 1.36, 0.01),
     ("s47_tab2_pdsl_0_758", *_CIFAR_FC, 1.0, 10, "accuracy", None, 0.758, 0.001),
     *(("s48_tab2_gains_eps1_m10", *_CIFAR_FC, 1.0, 10, "pp", b, q, u)
-      for b, q, u in (("DP-DPSGD", 27.3, 0.1), ("DP-CGA", 16.2, 0.1), ("MUFFLIATO", 23, 1), ("DP-NET-FLEET", 20.7, 0.1))),
+      for b, q, u in (("DP-DPSGD", 27.3, 0.1), ("DP-CGA", 16.2, 0.1), ("MUFFLIATO", 23, 1),
+                      ("DP-NET-FLEET", 20.7, 0.1))),
     ("s50_tab2_m20_gains_23_to_30", *_CIFAR_FC, 1.0, 20, "pp", "low", 23, 1),
     ("s50_tab2_m20_gains_23_to_30", *_CIFAR_FC, 1.0, 20, "pp", "high", 30, 1),
     ("s51_tab2_eps05_gains_15_to_31", *_CIFAR_FC, 0.5, 10, "accuracy", None, 0.691, 0.001),
@@ -194,7 +195,8 @@ def test_every_inconsistent_statement_is_recomputed_here():
 
 # -- the checker on made-up lists ---------------------------------------------------------------
 
-TEXT = "The method reaches a lower loss than the baseline.\nIts accuracy is privacy-\n  preserving and grows with\n epsilon."
+TEXT = ("The method reaches a lower loss than the baseline.\n"
+        "Its accuracy is privacy-\n  preserving and grows with\n epsilon.")
 CLAIM_IDS = ("fig.lower", "tab.grows")
 GOOD = Statement("a", "reaches a lower loss than the baseline", "§1, L1", "comparison", "judged", claims=("fig.lower",))
 

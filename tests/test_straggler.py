@@ -315,7 +315,15 @@ def test_split_runs(housing):
     assert not np.array_equal(s.x_test[0], s.x_test[1])
 
 
-def _curves(per_update, n_runs=1, noise=0.0, hops=np.arange(0, 10_001, 100), p=0.0, seed=0):
+_HOPS = np.arange(0, 10_001, 100)
+
+
+def _saturating(updates):
+    """A test accuracy that depends on the updates only, rising from 0.5 towards 0.8."""
+    return 0.5 + 0.3 * (1 - np.exp(-updates / 3000))
+
+
+def _curves(per_update, n_runs=1, noise=0.0, hops=_HOPS, p=0.0, seed=0):
     """Accuracy per hop of a curve that depends on the updates only ((1 - p) per hop)."""
     from types import SimpleNamespace
 
@@ -332,13 +340,12 @@ def test_measured_speedup_recovers_the_horizontal_gap():
     from dpdl_core.papers.straggler.claims import TARGET_FRACTION
     from dpdl_core.papers.straggler.figures import measured_speedup
 
-    acc = lambda u: 0.5 + 0.3 * (1 - np.exp(-u / 3000))
-    base = _curves(acc)
+    base = _curves(_saturating)
     for p, k in ((0.5, 3.0), (0.7, 0.8)):
-        skip = _curves(acc, p=p)
+        skip = _curves(_saturating, p=p)
         sp = measured_speedup(base, 1.0, skip, (1 - p) / k)
         assert sp.factor == pytest.approx(k, rel=0.01)
-        assert sp.target == pytest.approx(0.5 + TARGET_FRACTION * (acc((1 - p) * 10_000) - 0.5))
+        assert sp.target == pytest.approx(0.5 + TARGET_FRACTION * (_saturating((1 - p) * 10_000) - 0.5))
         assert sp.log_se == math.inf  # one run: no spread
     flat = _curves(lambda u: 0.5 + 0 * u)
     assert math.isnan(measured_speedup(flat, 1.0, flat, 1.0).factor)  # nothing learnt: no target
@@ -350,15 +357,14 @@ def test_measured_speedup_bootstrap_is_paired_and_seeded():
     independent noise gives one. The same seed gives the same SE; unpaired curves are refused."""
     from dpdl_core.papers.straggler.figures import measured_speedup
 
-    acc = lambda u: 0.5 + 0.3 * (1 - np.exp(-u / 3000))
-    base = _curves(acc, n_runs=20, noise=0.02, seed=1)
+    base = _curves(_saturating, n_runs=20, noise=0.02, seed=1)
     same = measured_speedup(base, 1.0, base, 0.5)
     assert same.factor == pytest.approx(2.0) and same.log_se == pytest.approx(0.0, abs=1e-12)
-    other = _curves(acc, n_runs=20, noise=0.02, seed=2)
+    other = _curves(_saturating, n_runs=20, noise=0.02, seed=2)
     a, b = measured_speedup(base, 1.0, other, 0.5, seed=3), measured_speedup(base, 1.0, other, 0.5, seed=3)
     assert 0 < a.log_se < 1 and a == b and a.low < a.factor < a.high
     with pytest.raises(ValueError, match="paired"):
-        measured_speedup(base, 1.0, _curves(acc, n_runs=5, noise=0.02), 0.5)
+        measured_speedup(base, 1.0, _curves(_saturating, n_runs=5, noise=0.02), 0.5)
 
 
 def test_lemma2_gap_is_one_on_curves_that_depend_on_updates_only():
@@ -369,15 +375,14 @@ def test_lemma2_gap_is_one_on_curves_that_depend_on_updates_only():
     from dpdl_core.papers.straggler import study as S
     from dpdl_core.papers.straggler.figures import measured_speedup
 
-    acc = lambda u: 0.5 + 0.3 * (1 - np.exp(-u / 3000))
     hops = np.arange(0, 20_001, 100)
-    runs = {("ss_rand_ring", 1e-4): _curves(acc, n_runs=3, hops=hops, p=1e-4),
-            ("ss_rand_ring", 0.5): _curves(acc, n_runs=3, hops=hops, p=0.5)}
+    runs = {("ss_rand_ring", 1e-4): _curves(_saturating, n_runs=3, hops=hops, p=1e-4),
+            ("ss_rand_ring", 0.5): _curves(_saturating, n_runs=3, hops=hops, p=0.5)}
     gap = S.lemma2_gap(runs=runs)
     assert len(gap) == 1 and gap["p"].item() == 0.5
     assert gap["measured / Lemma 2"].item() == pytest.approx(1.0, rel=0.01)
     assert all(abs(float(g)) < 0.05 for g in gap["gap at equal updates (pp)"].item().split(", "))
-    slow = {**runs, ("ss_rand_ring", 0.5): _curves(lambda u: acc(u / 2), n_runs=3, hops=hops, p=0.5)}
+    slow = {**runs, ("ss_rand_ring", 0.5): _curves(lambda u: _saturating(u / 2), n_runs=3, hops=hops, p=0.5)}
     gap = S.lemma2_gap(runs=slow)
     assert gap["measured / Lemma 2"].item() == pytest.approx(0.5, rel=0.05)
     assert all(float(g) < 0 for g in gap["gap at equal updates (pp)"].item().split(", "))

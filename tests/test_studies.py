@@ -37,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBSET = ROOT.parent / "shared" / "data"
 FULL = ROOT.parent / "shared" / "data_full"
 PAPERS = study_papers()
+# The columns of an empty progress table (the rows of dpdl_core.verdicts.answer.study_progress).
+PROGRESS_COLUMNS = ["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"]
 
 
 def test_every_paper_declares_a_study_with_unique_keys_and_hashes():
@@ -235,7 +237,8 @@ def _first_rounds(cfg: ExperimentConfig, rounds: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["round", "agent", "metric", "value"])
 
 
-@pytest.mark.skipif(not FULL.is_dir(), reason=f"the complete mirror {FULL} is not here; the committed studies ran on it")
+@pytest.mark.skipif(not FULL.is_dir(),
+                    reason=f"the complete mirror {FULL} is not here; the committed studies ran on it")
 @pytest.mark.parametrize("paper", PAPERS)
 def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     """Re-run the first rounds of the cheapest committed run from its stored config: the
@@ -282,7 +285,10 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
         spec = {**r.work.spec, "hops": 2 * r.work.spec["eval_every"]}
         again, _ = Job(r.work.function, spec).compute()
         rounds, metrics, key = spec["hops"], ["test_acc"], ["round", "agent", "metric"]
-    pick = lambda h: h[h["metric"].isin(metrics) & (h["round"] <= rounds)].sort_values(key)["value"].to_numpy()
+
+    def pick(h):
+        return h[h["metric"].isin(metrics) & (h["round"] <= rounds)].sort_values(key)["value"].to_numpy()
+
     ours, stored_values = pick(again), pick(hist)
     assert len(ours) == len(stored_values) > 0
     if header["meta"].get("device", "cpu").startswith("cuda"):
@@ -496,8 +502,9 @@ def test_straggler_study_judges_every_fig2_claim_once_every_curve_is_stored(tmp_
     analytic = {"latency_upper_left.ss_ring": "holds", "latency_upper_left.printed": "fails",
                 "latency_upper_left.diagnostic": "holds", "rand_ring_small_error.printed": "holds",
                 "rand_ring_large_error.printed": "holds", "rand_ring_small_error.diagnostic": "inconclusive",
-                "rand_ring_large_error.diagnostic": "holds", "ss_ring_no_skip_worst": "holds", "ss_ring_on_top": "holds",
-                "rand_ring_small_p.printed": "fails", "rand_ring_small_p.diagnostic": "holds"}
+                "rand_ring_large_error.diagnostic": "holds", "ss_ring_no_skip_worst": "holds",
+                "ss_ring_on_top": "holds", "rand_ring_small_p.printed": "fails",
+                "rand_ring_small_p.diagnostic": "holds"}
     assert frame.set_index("id").loc[list(analytic), "verdict"].to_dict() == analytic
     lower = frame[frame["id"].str.startswith(("speedup.", "no_speedup"))]
     assert len(lower) == 3 and lower["tolerance"].str.contains("2 SE over 6 paired runs").all()
@@ -689,7 +696,10 @@ def test_dpdl_study_best_states_the_accountants_eps_of_both_sides():
     from dpdl_core.papers.dpdl import study as dpdl
 
     cell = {"dpdl": [95.0], "dp_cga": [97.0], "dp_netfleet": [91.0], "muffliato": [86.0], "dp_dpsgd": [84.0]}
-    why = lambda tab: [c for c in dpdl.claims(tab) if c.id == "tab01.best"][0].evidence["why"]
+
+    def why(tab):
+        return [c for c in dpdl.claims(tab) if c.id == "tab01.best"][0].evidence["why"]
+
     tab = _dpdl_tab("mnist", "paper_noise", cell)
     assert "paper noise: accountant eps 1 for both DPDL and DP-CGA" in why(tab)
     tab.loc[tab["_algorithm"] == "dp_cga", "accountant eps"] = 2.5
@@ -703,7 +713,10 @@ def test_dpdl_study_checks_the_papers_value_under_paper_noise_only():
     from dpdl_core.papers.dpdl import study as dpdl
 
     cell = {"dpdl": [95.0], "dp_cga": [90.0], "dp_netfleet": [91.0], "muffliato": [86.0], "dp_dpsgd": [84.0]}
-    ids = lambda mode: [c.id for c in dpdl.claims(_dpdl_tab("mnist", mode, cell))]
+
+    def ids(mode):
+        return [c.id for c in dpdl.claims(_dpdl_tab("mnist", mode, cell))]
+
     assert ids("paper_noise") == ["tab01.best", "Table I.dpdl_value"]
     assert ids("equal_eps") == ["tab01.best"]
     check = dpdl.claims(_dpdl_tab("mnist", "paper_noise", cell))[1]
@@ -746,7 +759,7 @@ def test_the_answer_never_says_a_by_construction_claim_holds_unless_it_does():
     row = {c: "" for c in COLUMNS}
     claims = pd.DataFrame([{**row, "paper": "straggler", "id": "similar_across_models", "verdict": "inconclusive",
                             "kind": "paper"}], columns=COLUMNS)
-    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
+    progress = pd.DataFrame(columns=PROGRESS_COLUMNS)
     text = answer_markdown(claims, progress)
     line = [x for x in text.splitlines() if "| straggler | similar_across_models |" in x][0]
     assert line.endswith("| inconclusive: 1 (by construction; not evidence) |")
@@ -848,7 +861,7 @@ def test_a_claim_the_study_leaves_out_says_why_instead_of_waiting():
     from dpdl_core.papers.straggler.study import NOT_JUDGED
     from dpdl_core.verdicts.answer import COLUMNS, answer_markdown
 
-    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
+    progress = pd.DataFrame(columns=PROGRESS_COLUMNS)
     text = answer_markdown(pd.DataFrame(columns=COLUMNS), progress)
     line = [x for x in text.splitlines() if "| straggler | sanity_band |" in x][0]
     assert line.endswith(f"| not judged by the study: {NOT_JUDGED['sanity_band']} |")
@@ -888,7 +901,7 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
     # A claim that holds by construction is no evidence: docs/answer.md lists it, the README does not.
     from dpdl_core.verdicts.answer import answer_markdown, readme_block
 
-    progress = pd.DataFrame(columns=["paper", "study", "stored", "runs", "hours_measured", "hours_left", "hours_left_paced"])
+    progress = pd.DataFrame(columns=PROGRESS_COLUMNS)
     assert "fewer vectors per iteration" not in readme_block(rows, progress)
     assert "(a) LEASGD reaches a lower loss at the end" in readme_block(rows, progress)
     assert "#### leasgd fig02.fewer_vectors: LEASGD transmits fewer vectors per iteration" in answer_markdown(rows,
@@ -1023,7 +1036,8 @@ def test_pdsl_claims_waiting_on_other_cells_are_not_judged_and_diverged_runs_are
                                         "(train loss past 1,000x its first round's) to round 200")
     assert S._accuracy_verdict("fails", "0 of 1 hold", ran_on) == ("fails", "0 of 1 hold")
     verdict, undecided = S._accuracy_verdict("fails", "0 of 1 hold", meta)
-    assert verdict == "inconclusive" and undecided.startswith("not decided: PDSL") and undecided.endswith(": 0 of 1 hold")
+    assert verdict == "inconclusive"
+    assert undecided.startswith("not decided: PDSL") and undecided.endswith(": 0 of 1 hold")
     assert S._accuracy_verdict("fails", "0 of 1 hold", meta[meta["label"] == "DP-CGA"]) == ("fails", "0 of 1 hold")
     row = {"paper": "pdsl", "id": "tab01.stable_in_m", "kind": "paper", "verdict": "inconclusive", "why": why,
            "claim": "c", "where": "w", "setting": "s", "paper_value": "p", "ours": "o"}
