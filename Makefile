@@ -21,7 +21,7 @@ ifneq ($(strip $(DATA_MIRROR)),)
 export DPDL_DATA_MIRROR := $(abspath $(DATA_MIRROR))
 endif
 
-.PHONY: help setup test pytest nbval figures studies bench report clean distclean
+.PHONY: help setup test lint pytest nbval figures studies bench report clean distclean
 
 help: ## List the targets
 	@echo "dpdl-replication. Variables: PROFILE=committed|smoke|cpu|paper (default committed: render the committed paper-scale runs), PAPER=<folders of notebooks/, e.g. dpdl,pdsl> (default all), DATA_MIRROR=DIR"
@@ -38,7 +38,10 @@ $(STAMP): pyproject.toml requirements.lock
 	@$(PY) -c "from dpdl_core.runs.config import registry_choices; registry_choices()"
 	@touch $@
 
-test: pytest nbval report-check ## Run the unit tests, every notebook under the smoke profile, and check the report in a browser
+test: lint pytest nbval report-check ## Lint, then run the unit tests, every notebook under the smoke profile, and check the report in a browser
+
+lint: $(STAMP) ## Lint the package, tests, benchmarks and notebooks with ruff (pyproject.toml)
+	$(PY) -m ruff check .
 
 pytest: $(STAMP) ## Unit, oracle and statistical tests only
 	DPDL_PROGRESS=0 $(PY) -m pytest tests
