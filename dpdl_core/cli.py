@@ -328,9 +328,10 @@ def _cmd_list(args) -> int:
             options = ", ".join(f.name for f in dataclasses.fields(cls.Params))
             print(f"{name:<12} {cls.display_name:<12} options (algo.NAME): {options or 'none'}")
     elif args.kind == "datasets":
-        from .sim.data import DATASETS
+        from .sim.data import DATASETS, datasets
 
-        for name, spec in DATASETS.items():
+        for name in datasets():  # the papers' datasets too (it loads them)
+            spec = DATASETS[name]
             print(f"{name:<12} {spec.pretty}")
     else:
         from .sim.topology import topologies

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from dpdl_core.papers.dpdl import preset as paper_preset
-from dpdl_core.runs.threat_models import AttackSpec, attack_cell, intercept
+from dpdl_core.papers.dpdl.threat_models import AttackSpec, attack_cell, intercept
 from dpdl_core.sim.attacks import InversionConfig, infer_labels, invert, pixel_box, total_variation
 from dpdl_core.sim.bookkeeping import has_dropout
 from dpdl_core.sim.data import DATASETS
@@ -204,7 +204,7 @@ def test_attack_cell_shows_progress_in_a_log(store, monkeypatch, capsys):
     cfg = _tiny(epsilon=0.5, sigma_rule="authors_code", rounds=2)
     spec = AttackSpec(rounds=(2,), n_victims=1, inversion=InversionConfig(iterations=5, restarts=1))
     path = store.root / "attacks" / "cell.nd.pt"
-    from dpdl_core.runs import threat_models
+    from dpdl_core.papers.dpdl import threat_models
 
     threat_models._intercepted(cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), spec, path, progress=None)
     err = capsys.readouterr().err

@@ -447,7 +447,7 @@ def test_dpdl_attack_table_carries_the_spread_over_the_attacked_images():
     from types import SimpleNamespace
 
     from dpdl_core.papers.dpdl.attack_results import attack_table
-    from dpdl_core.runs.threat_models import AttackResult
+    from dpdl_core.papers.dpdl.threat_models import AttackResult
 
     rng = np.random.default_rng(0)
     rows = [{"scenario": sc, "round": 5, "MSE": mse + rng.normal(0, 0.01), "PSNR": psnr + rng.normal(0, 0.2),

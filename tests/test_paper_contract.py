@@ -272,3 +272,31 @@ def test_a_papers_path_folder_that_does_not_exist_is_warned_about(tmp_path):
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and "toy" in proc.stdout.split(), proc.stderr  # the good folder still counts
     assert f"PaperImportWarning: $DPDL_PAPERS_PATH names {tmp_path / 'typo'}, which is not a folder" in proc.stderr
+
+
+def test_a_paper_outside_the_package_gets_its_study_row_and_datasets(tmp_path):
+    """The fixture paper lives on $DPDL_PAPERS_PATH: the loader finds its study, the study
+    runs, the answer gives its row through the same path as the four papers', and the
+    command line lists its dataset."""
+    (tmp_path / "studies").mkdir()
+    out = _in_subprocess(f"""
+        import json, os, warnings
+        warnings.simplefilter("ignore")
+        os.environ["DPDL_STUDIES_DIR"] = {str(tmp_path / "studies")!r}
+        from dpdl_core.runs.studies import load_study, run_study, study_papers
+        from dpdl_core.verdicts.answer import answer_rows
+
+        papers = study_papers()
+        study = load_study("toy")
+        computed = run_study(study, log=lambda line: None)
+        claims, progress = answer_rows(["toy"])
+        print(json.dumps({{"papers": papers, "computed": computed, "ids": claims["id"].tolist(),
+                          "verdicts": claims["verdict"].tolist(), "stored": progress["stored"].tolist()}}))
+    """, tmp_path)
+    got = json.loads(out.strip().splitlines()[-1])
+    assert "toy" in got["papers"] and {"dpdl", "pdsl", "leasgd", "straggler"} <= set(got["papers"])
+    assert got["computed"] == 3 and got["stored"] == [3]  # the paper profile: three seeds
+    assert got["ids"] == ["beats_chance"] and got["verdicts"][0] in ("holds", "fails", "inconclusive")
+    listed = subprocess.run([sys.executable, "-m", "dpdl_core", "list", "datasets"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "DPDL_PAPERS_PATH": str(FIXTURES)})
+    assert listed.returncode == 0 and "toy_blobs" in listed.stdout, listed.stderr[-2000:]

@@ -1098,8 +1098,8 @@ def test_dpdl_attack_cell_is_stored_then_judged_by_the_papers_rule(tmp_path, mon
 def test_an_attack_cell_resumes_after_its_last_finished_training(tmp_path, monkeypatch):
     """Training to the last attacked round is most of a cell's time: a cell stopped after one
     training does not train it again, and leaves no stage file once it is done."""
+    from dpdl_core.papers.dpdl import threat_models
     from dpdl_core.papers.dpdl.attack_study import _attack
-    from dpdl_core.runs import threat_models
 
     monkeypatch.setenv("DPDL_DATA_MIRROR", str(SUBSET))
     cfg, spec = _attack(_tiny_attack_spec())

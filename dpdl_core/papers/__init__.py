@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 __all__ = ["PAPERS", "PAPERS_PATH_ENV", "PaperImportError", "PaperImportWarning", "broken_papers", "get_paper",
-           "load_all", "paper_dir"]
+           "load_all", "paper_dir", "paper_part", "papers_with"]
 
 # Extra folders holding paper packages (os.pathsep-separated), searched after this one.
 PAPERS_PATH_ENV = "DPDL_PAPERS_PATH"
@@ -100,3 +100,15 @@ def paper_dir(name: str) -> Path:
         if (path / "__init__.py").exists():
             return path
     raise ValueError(f"paper={name!r} is not known; allowed values: {list(PAPERS)}")
+
+
+def papers_with(part: str) -> list[str]:
+    """The papers whose package has module ``part`` (``study``, ``claims``, ``statements``),
+    in the package and on ``$DPDL_PAPERS_PATH`` alike, found without importing them."""
+    return [name for name in PAPERS if (paper_dir(name) / f"{part}.py").is_file()]
+
+
+def paper_part(name: str, part: str) -> ModuleType:
+    """Module ``part`` of paper ``name`` (the paper is loaded first, as :func:`get_paper`)."""
+    get_paper(name)
+    return importlib.import_module(f"{__name__}.{name}.{part}")

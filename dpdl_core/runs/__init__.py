@@ -12,9 +12,11 @@ _PUBLIC = {
     "Prepared": "runner",
     "RunResult": "runner",
     "prepare": "runner",
+    "sigma_for": "runner",
     "run": "runner",
     "run_stack": "runner",
     "ResultStore": "results",
+    "atomic_write_bytes": "results",
     "diverged_round": "results",
     "PROFILES": "profiles",
     "active_profile": "profiles",
@@ -30,10 +32,6 @@ _PUBLIC = {
     "load_study": "studies",
     "study_papers": "studies",
     "verify_store": "studies",
-    "AttackResult": "threat_models",
-    "AttackSpec": "threat_models",
-    "SUCCESS_PSNR": "threat_models",
-    "attack_cell": "threat_models",
 }
 __all__ = sorted(_PUBLIC)
 __getattr__, __dir__ = lazy_face(__name__, _PUBLIC)

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..home import PACKAGE_DIR, REPO_ROOT
+from ..home import REPO_ROOT
+from ..papers import paper_part, papers_with
 from ..sim.algorithms import get_algorithm
 from ..sim.data.acquisition import SubsetDataError
 from ..sim.strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_KERNELS
@@ -371,9 +372,9 @@ def verify_partials(study: Study, store: ResultStore | None = None) -> int:
 
 
 def study_papers() -> list[str]:
-    """The papers that declare a study (a ``study`` module in their package)."""
-    root = PACKAGE_DIR / "papers"
-    return sorted(p.name for p in root.iterdir() if (p / "study.py").is_file())
+    """The papers that declare a study (a ``study`` module in their package), in the
+    package and on ``$DPDL_PAPERS_PATH``."""
+    return papers_with("study")
 
 
 def load_study(paper: str) -> Study:
@@ -381,7 +382,7 @@ def load_study(paper: str) -> Study:
     papers = study_papers()
     if paper not in papers:
         raise ConfigError(f"paper={paper!r} has no study; allowed values: {papers}")
-    return importlib.import_module(f"dpdl_core.papers.{paper}.study").study()
+    return paper_part(paper, "study").study()
 
 
 def check_full_data(runs: Iterable[StudyRun], allow_subset: bool = False) -> dict[str, str]:

@@ -24,6 +24,7 @@ _PUBLIC = {
     "spread_z": "claims",
     "worst_calibration": "claims",
     "Output": "outputs",
+    "Evidence": "paper_contract",
     "caption": "plotting",
     "figures_dir": "plotting",
     "legend_below": "plotting",

@@ -15,7 +15,6 @@ among them) unless that is asked for (``allow_incomplete``).
 """
 from __future__ import annotations
 
-import importlib
 import subprocess
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..home import REPO_ROOT
+from ..papers import get_paper, paper_part
 
 __all__ = ["BEGIN", "END", "StoreError", "answer_frame", "answer_markdown", "answer_rows", "check_stores",
            "missing_runs", "readme_block", "shown", "study_progress", "write_answer"]
@@ -46,9 +46,10 @@ def shown(path: Path) -> str:
 
 
 def answer_frame(claims) -> pd.DataFrame:
-    """A study's rows (:data:`COLUMNS`) from its judged claims, each with ``evidence`` a dict
-    of ``paper``, ``ours`` and ``why`` and ``condition`` the setting that ran; a claim that
-    holds by construction says so in its ``why``."""
+    """A study's rows (:data:`COLUMNS`) from its judged claims, each with ``evidence`` an
+    :class:`~dpdl_core.verdicts.paper_contract.Evidence` (``paper``, ``ours``, ``why``) and
+    ``condition`` the setting that ran; a claim that holds by construction says so in its
+    ``why``."""
     rows = [{"paper": c.paper, "id": c.id, "claim": c.statement, "where": c.where, "setting": c.condition,
              "paper_value": c.evidence["paper"], "ours": c.evidence["ours"], "verdict": c.verdict,
              "why": ("by construction, not evidence: " if c.by_construction else "") + c.evidence["why"],
@@ -118,7 +119,7 @@ def answer_rows(papers: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataF
     claims, progress = [], []
     for study, store in zip(studies, stores):
         progress.append(study_progress(study, store))
-        module = importlib.import_module(f"dpdl_core.papers.{study.paper}.study")
+        module = paper_part(study.paper, "study")
         if hasattr(module, "answer"):
             claims.append(module.answer(store=store))
     frame = pd.concat([c for c in claims if not c.empty], ignore_index=True) if any(
@@ -189,7 +190,7 @@ def paper_claims() -> pd.DataFrame:
 
     specs = {}
     for paper in study_papers():
-        module = importlib.import_module(f"dpdl_core.papers.{paper}.claims")
+        module = paper_part(paper, "claims")
         for value in vars(module).values():
             items = (value.values() if isinstance(value, dict)
                      else value if isinstance(value, (list, tuple)) else [value])
@@ -204,7 +205,7 @@ def paper_claims() -> pd.DataFrame:
 
 def _not_judged(paper: str) -> dict[str, str]:
     """Claim id -> why the paper's study leaves it out (its ``study.NOT_JUDGED``; none by default)."""
-    return getattr(importlib.import_module(f"dpdl_core.papers.{paper}.study"), "NOT_JUDGED", {})
+    return getattr(paper_part(paper, "study"), "NOT_JUDGED", {})
 
 
 def _cell(text) -> str:
@@ -217,7 +218,7 @@ def _titles() -> dict[str, str]:
 
     out = {}
     for paper in study_papers():
-        title = getattr(importlib.import_module(f"dpdl_core.papers.{paper}"), "TITLE", "")
+        title = getattr(get_paper(paper), "TITLE", "")
         out[paper] = f"{paper.upper() if paper != 'straggler' else 'Straggler'} — {title}" if title else paper
     return out
 
@@ -230,7 +231,7 @@ def statement_coverage() -> dict[str, dict]:
     out = {}
     for paper in study_papers():
         try:
-            module = importlib.import_module(f"dpdl_core.papers.{paper}.statements")
+            module = paper_part(paper, "statements")
         except ModuleNotFoundError:
             continue
         out[paper] = dict(coverage(module.STATEMENTS))
@@ -387,7 +388,7 @@ def _statement_sections() -> list[str]:
            "(`dpdl_core/papers/<paper>/statements.py` has the quotes).", ""]
     for paper in study_papers():
         try:
-            statements = importlib.import_module(f"dpdl_core.papers.{paper}.statements").STATEMENTS
+            statements = paper_part(paper, "statements").STATEMENTS
         except ModuleNotFoundError:
             continue
         out += [f"### {paper}: {len(statements)} statements", "", "| id | where | kind | status | judged by, or why |",

@@ -32,8 +32,8 @@ builders                  one function per notebook (in ``figures.py`` / ``resul
 ``study.py`` (optional)   the paper-scale study: ``study() -> Study`` (:mod:`dpdl_core.runs.studies`),
                           its runs at the paper's scale; ``answer(store=None) -> DataFrame``,
                           the rows of the README's answer (:func:`dpdl_core.verdicts.answer.answer_frame`
-                          of its judged claims, each with its evidence ``paper`` / ``ours`` /
-                          ``why`` and its calibration); optionally ``NOT_JUDGED``, ``{claim id:
+                          of its judged claims, each with its :class:`Evidence`: ``paper`` /
+                          ``ours`` / ``why``, and its calibration); optionally ``NOT_JUDGED``, ``{claim id:
                           why the study leaves it out}``.
 ``statements.py``         (optional) ``STATEMENTS``: every result statement of the text
                           (:class:`dpdl_core.verdicts.statements.Statement`), each judged by claims of
@@ -51,9 +51,18 @@ paper's by running it).
 from __future__ import annotations
 
 import importlib
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, runtime_checkable
 
-__all__ = ["Paper", "check_paper"]
+__all__ = ["Evidence", "Paper", "check_paper"]
+
+
+class Evidence(TypedDict):
+    """A judged claim's evidence in the answer (``study.answer``'s rows): the paper's own
+    number or words, ours, and why the verdict follows from them."""
+
+    paper: str
+    ours: str
+    why: str
 
 
 @runtime_checkable

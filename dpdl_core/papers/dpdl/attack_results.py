@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...runs import SUCCESS_PSNR, AttackResult, AttackSpec, ExperimentConfig, ResultStore, attack_cell, load_profile
+from ...runs import ExperimentConfig, ResultStore, load_profile
 from ...sim import DATASETS, METRIC_NOTE, InversionConfig, denormalize, display_name, progress_enabled
 from ...verdicts import (
     Output,
@@ -33,6 +33,7 @@ from ...verdicts import (
 )
 from .claims import attack_claims
 from .presets import preset
+from .threat_models import SUCCESS_PSNR, AttackResult, AttackSpec, attack_cell
 
 __all__ = [
     "algorithm_cells",
@@ -218,7 +219,7 @@ def attack_table(cells: list[Cell], results: list[AttackResult]) -> pd.DataFrame
 
     Metrics: MSE and PSNR (normalised space, the paper's columns), SSIM_x100 (SSIM × 100
     on [0, 1] pixels), PSNR_01, and ``success_%`` (share of images with PSNR_01 at or above
-    the dataset's :data:`~dpdl_core.runs.threat_models.SUCCESS_PSNR`), the last two without a
+    the dataset's :data:`~dpdl_core.papers.dpdl.threat_models.SUCCESS_PSNR`), the last two without a
     paper value. ``ours_std`` and ``n``: the standard deviation of the metric over the
     attacked images and their number (the claims' spread).
     """

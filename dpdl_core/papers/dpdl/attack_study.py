@@ -3,7 +3,7 @@
 One study run per dataset: the ``paper`` profile's attack on the bipartite graph with N = 10
 (the cell of Figures 5-6 and one cell of Tables III-IV): DPDL trained on the full data to
 round 800, its messages tapped at rounds 200, 400 and 800, with and without the Gaussian
-mechanism, each victim's image inverted (:func:`~dpdl_core.runs.threat_models.attack_cell`).
+mechanism, each victim's image inverted (:func:`~dpdl_core.papers.dpdl.threat_models.attack_cell`).
 The stored history has one row per reconstructed image and metric; :func:`attack_frame`
 turns it back into the rows :func:`~.claims.attack_claims` judges.
 """
@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...runs import SUCCESS_PSNR, AttackSpec, ExperimentConfig, ResultStore, attack_cell
+from ...runs import ExperimentConfig, ResultStore
 from .attack_results import figure_cell, paper_attack_value
+from .threat_models import SUCCESS_PSNR, AttackSpec, attack_cell
 
 __all__ = ["ATTACK_FUNCTION", "ATTACK_METRICS", "attack_frame", "attack_run", "attack_spec", "estimate_seconds"]
 

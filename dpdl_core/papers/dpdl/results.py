@@ -234,7 +234,7 @@ def configs(profile: str, group: str | None = None) -> list[RunGroup]:
     figures and the accuracy tables, as :func:`loss_figure_notebook` and
     :func:`accuracy_table_notebook` build them (the paper-scale study has its own plan:
     ``study plan``). The attack cells (Figures 5-6,
-    Tables III-IV, ext03) are cached by :mod:`dpdl_core.runs.threat_models`, not swept, and the
+    Tables III-IV, ext03) are cached by :mod:`dpdl_core.papers.dpdl.threat_models`, not swept, and the
     quickstart and baselines notebooks (ext01, ext02) define their few runs themselves."""
     figures = [c for dataset, topologies, _ in FIGURES.values()
                for c in grid(dataset, topologies, profile, alpha_d=[0.25], sigma_rules=["authors_code"])]

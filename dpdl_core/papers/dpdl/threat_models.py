@@ -41,19 +41,26 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..sim.algorithms import display_name
-from ..sim.attacks import InversionConfig, infer_labels, invert, pixel_box
-from ..sim.data import DATASETS, data_record, describe
-from ..sim.engine import ParamLayout
-from ..sim.image_metrics import reconstruction_metrics
-from ..sim.loop import training_rounds
-from ..sim.models import build_model
-from ..sim.progress import Progress, note
-from ..sim.seeding import derive_seed
-from ..sim.validation import check_choice, check_int
-from .config import ExperimentConfig
-from .results import ResultStore, atomic_write_bytes
-from .runner import prepare, sigma_for
+from ...runs import ExperimentConfig, ResultStore, atomic_write_bytes, prepare, sigma_for
+from ...sim import (
+    DATASETS,
+    InversionConfig,
+    ParamLayout,
+    Progress,
+    build_model,
+    check_choice,
+    check_int,
+    data_record,
+    derive_seed,
+    describe,
+    display_name,
+    infer_labels,
+    invert,
+    note,
+    pixel_box,
+    reconstruction_metrics,
+    training_rounds,
+)
 
 __all__ = ["AttackSpec", "AttackResult", "Eavesdropper", "Interception", "intercept", "attack_cell", "scenario_name",
            "MM_TARGETS"]
@@ -380,10 +387,13 @@ def _intercepted(config: ExperimentConfig, spec: AttackSpec, stage: Path,
     if stage.exists():
         who = "no defence" if config.epsilon is None else "private"
         note(f"attack training ({who}) finished before: loaded from {stage}", progress)
-        return torch.load(stage, weights_only=False)
+        taps, meta = torch.load(stage, weights_only=False)
+        return [Interception(**tap) for tap in taps], meta
     out = intercept(config, spec, progress)
     buf = io.BytesIO()
-    torch.save(out, buf)
+    # Plain dicts, not the dataclass: a stage pickled by class would not load once the
+    # module moved, and it holds hours of training.
+    torch.save(([vars(tap) for tap in out[0]], out[1]), buf)
     stage.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(stage, buf.getvalue())
     return out
