@@ -318,14 +318,15 @@ def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
     # rule, and then the findings (docs/results_log.md) change with them. LEASGD's "~30%" is
     # inconclusive at the 95% t band of three seeds (it failed at a flat 2 SE); its "faster at
     # the beginning" (a 1.7% gap) and "lower loss at the end" (1.5%) are inside the one loss
-    # tolerance of 5%.
+    # tolerance of 5%. DPDL's Table II "best" is read in two cells: the small CNN's (fails) and the
+    # authors' configuration's (inconclusive until its five algorithms are stored).
     verdicts = claims.groupby(["paper", "id"])["verdict"].agg(lambda v: ", ".join(sorted(set(v))))
     assert verdicts.loc[[("dpdl", "attack.metrics"), ("dpdl", "attack.success"), ("dpdl", "tab01.best"),
                          ("dpdl", "tab02.best"), ("dpdl", "tab06.best"), ("dpdl", "tab01.denser_is_better"),
                          ("leasgd", "fig02.saving_30"), ("leasgd", "fig02.lower_per_vector"),
                          ("leasgd", "fig02.faster_start"), ("leasgd", "fig02.lower_end"),
                          ("pdsl", "tab02.best")]].tolist() == [
-        "holds", "holds", "fails", "fails", "fails", "holds", "inconclusive", "holds", "inconclusive",
+        "holds", "holds", "fails", "fails, inconclusive", "fails", "holds", "inconclusive", "holds", "inconclusive",
         "inconclusive", "fails"]
 
 
