@@ -696,20 +696,16 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
     stack = build_stack([tr.prep for tr in tracks])
     R, config = len(tracks), tracks[0].prep.config
     alg = stack.algorithm
-    rows_of = [slice(None)] if R == 1 else [stack.rows(r) for r in range(R)]
-    if R == 1:
-        state = tracks[0].state
-    else:
-        state = {k: torch.cat([tr.state[k] for tr in tracks]) for k in tracks[0].state}
-        stack.ctx.sent = torch.cat([tr.prep.ctx.sent for tr in tracks])
+    rows_of = [stack.rows(r) for r in range(R)]
+    state = stack.join([tr.state for tr in tracks])
+    stack.ctx.sent = torch.cat([tr.prep.ctx.sent for tr in tracks])
     for r, tr in enumerate(tracks):
         if tr.counters:
             alg.restore_counters(rows_of[r], tr.counters)
-    shared_test_set = R > 1 and _same_test_set(stack.members)
+    shared_test_set = _same_test_set(stack.members)
     start = tracks[0].start
     t0 = time.perf_counter()
-    desc = f"run {tracks[0].hash[:8]}" if R == 1 else f"stack of {R} runs ({tracks[0].hash[:8]}, ...)"
-    bar = Progress(config.rounds, desc, "round", initial=start - 1, progress=progress)
+    bar = Progress(config.rounds, stack.label, "round", initial=start - 1, progress=progress)
     results: dict[str, RunResult] = {}
     for t, losses in training_rounds(stack, state, start, config.rounds):
         losses = losses.cpu().numpy()
@@ -724,8 +720,7 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
             tr = tracks[r]
             tr.rows += _rows(t, "vectors_sent", int(sent[rows_of[r]].sum()))
             # The algorithm's own metrics (a scalar: network-wide), of this run's rows alone.
-            run_state = state if R == 1 else {k: v[rows_of[r]] for k, v in state.items()}
-            for name, values in alg.round_metrics(run_state).items():
+            for name, values in alg.round_metrics(stack.view(state, r)).items():
                 tr.rows += _rows(t, name, values)
         bar.update(1, loss=f"{losses.mean():.3g}")
         for r in live:
@@ -739,8 +734,8 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
             share = (time.perf_counter() - t0) / R
             for r, tr in enumerate(tracks):
                 if not tr.diverged:
-                    run_state = state if R == 1 else {k: v[rows_of[r]].clone() for k, v in state.items()}
-                    tr.checkpoint(t, run_state, sent[rows_of[r]], share, alg.counters(rows_of[r]), made_by)
+                    tr.checkpoint(t, stack.view(state, r, copy=True), sent[rows_of[r]], share,
+                                  alg.counters(rows_of[r]), made_by)
         if stopping:
             bar.close()
             resume = ("run the same command again to resume" if save
@@ -752,8 +747,7 @@ def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save
     for r, tr in enumerate(tracks):
         if tr.hash not in results:
             def keep(r=r, tr=tr):  # the last round's checkpoint: a rerun stores the run without training
-                run_state = state if R == 1 else {k: v[rows_of[r]].clone() for k, v in state.items()}
-                tr.checkpoint(tr.last_round, run_state, stack.ctx.sent[rows_of[r]], share,
+                tr.checkpoint(tr.last_round, stack.view(state, r, copy=True), stack.ctx.sent[rows_of[r]], share,
                               alg.counters(rows_of[r]), made_by)
             try:
                 results[tr.hash] = _finish(tr, stack, rows_of[r], R, share, made_by, save, keep)
@@ -823,7 +817,7 @@ def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict,
     rounds and :class:`ResultNotSaved` says where they are."""
     prep, eng = tr.prep, stack.engine
     sent = stack.ctx.sent[rows]
-    diagnostics = stack.algorithm.diagnostics() if R == 1 else stack.algorithm.diagnostics(agents=rows)
+    diagnostics = stack.algorithm.diagnostics(agents=rows)
     history = pd.DataFrame(tr.rows, columns=["round", "agent", "metric", "value"])
     meta = {
         **prep.sigma_report.summary(),

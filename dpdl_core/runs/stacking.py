@@ -151,6 +151,11 @@ class Stack:
     algorithm : Algorithm
     n : int
         Agents per run.
+
+    This class is the one place that tells one run from several: the runner reads every
+    run's rows, state and batches through it (:meth:`rows`, :meth:`join`, :meth:`view`,
+    :meth:`sample_batches`) and the algorithm through ``ctx.members``, the same code for a
+    plain run and a stack.
     """
 
     members: list
@@ -162,9 +167,30 @@ class Stack:
     def engine(self):
         return self.ctx.engine
 
+    @property
+    def label(self) -> str:
+        """What the progress bar calls this computation."""
+        first = self.members[0].config.hash[:8]
+        return f"run {first}" if len(self.members) == 1 else f"stack of {len(self.members)} runs ({first}, ...)"
+
     def rows(self, r: int) -> slice:
         """Run r's rows in every stacked (R·n, ·) tensor."""
-        return slice(r * self.n, (r + 1) * self.n)
+        return self.ctx.members[r].rows
+
+    def join(self, states: list[dict]) -> dict:
+        """The runs' states (each as its plain run holds it) as the stack's one state. A lone
+        run's state is used as it is: an algorithm that cannot stack may hold more than rows."""
+        if len(states) == 1:
+            return states[0]
+        return {k: torch.cat([s[k] for s in states]) for k in states[0]}
+
+    def view(self, state: dict, r: int, copy: bool = False) -> dict:
+        """Run r's part of the stack's ``state`` (:meth:`join`'s inverse); ``copy`` for a
+        checkpoint, which must not hold the other runs' rows (a view's storage is all of them)."""
+        if len(self.members) == 1:
+            return state
+        rows = self.rows(r)
+        return {k: v[rows].clone() if copy else v[rows] for k, v in state.items()}
 
     def initial_models(self) -> torch.Tensor:
         return torch.cat([m.initial_models() for m in self.members])
@@ -194,21 +220,18 @@ def build_stack(members: list) -> Stack:
     W0 = first.ctx.topology.W
     if any(not (m.ctx.topology.W == W0).all() for m in members[1:]):
         raise ValueError("these runs have different graphs (mixing matrices) and cannot share a stack")
+    n = first.config.n_agents
     contexts = [m.ctx for m in members]
-    lrs = tuple(c.lr for c in contexts)
     ctx = replace(
         first.ctx,
         schedule=StackedSchedule(c.schedule for c in contexts),
         sigma=torch.cat([c.sigma for c in contexts]),
-        runs=len(members),
-        run_noise=tuple(c.noise_generator for c in contexts),
-        run_lr=lrs if len(set(lrs)) > 1 else (),
-        run_rng=tuple(c.rng for c in contexts),
-        run_validation=tuple(c.validation for c in contexts),
+        stacked=tuple(replace(c.members[0], rows=slice(r * n, (r + 1) * n)) for r, c in enumerate(contexts)),
         taps=[],
         W=None,
+        mixing_source=None,
     )
     ctx.sent = torch.zeros(ctx.n_agents, dtype=torch.long)
     ctx.set_mixing(ctx.schedule.mixing(1))
     algorithm = type(first.algorithm)(first.algorithm.params, ctx)
-    return Stack(members, ctx, algorithm, first.config.n_agents)
+    return Stack(members, ctx, algorithm, n)

@@ -28,7 +28,7 @@ The pairs may join any two workers, so the run's topology must be fully connecte
 graph of links that may be used; the links used in a step are the groups').
 
 Stacked runs (:mod:`dpdl_core.runs.stacking`): each run splits its own pools, draws its groups
-from its own generator (``ctx.run_rng``) and has its own α = η_r·ρ (``ctx.run_lr``); a
+from its own generator and has its own α = η_r·ρ (``ctx.members[r]``); a
 communication step installs one elastic matrix per run. The early stopping of the paper's
 Table 1 is read from the stored history afterwards (:mod:`.figures`): every run trains
 its full T rounds, stacked or not.
@@ -98,14 +98,14 @@ class LEASGD(Algorithm):
             )
         self.n_follow = n_followers(m, params.leaders_per_follower)
         # α = η_1·ρ of each stacked run (one in a plain run).
-        self.alphas = [lr * params.rho for lr in ctx.run_lr or (ctx.lr,) * ctx.runs]
+        self.alphas = [member.lr * params.rho for member in ctx.members]
         self.alpha = self.alphas[0]
         # Prop. 1: β = pα < 1, else the follower overshoots (a negative weight on itself).
         group = -(-(m - self.n_follow) // self.n_follow)
-        for lr, alpha in zip(ctx.run_lr or (ctx.lr,), self.alphas):
+        for member, alpha in zip(ctx.members, self.alphas, strict=True):
             if not alpha * group < 1:
                 raise ValueError(
-                    f"lr*rho*(leaders per group) = {lr}*{params.rho}*{group} must be < 1 "
+                    f"lr*rho*(leaders per group) = {member.lr}*{params.rho}*{group} must be < 1 "
                     "(Prop. 1: beta = p*alpha < 1); lower rho or lr"
                 )
 
@@ -125,11 +125,10 @@ class LEASGD(Algorithm):
     def _split(self, state) -> None:
         """Re-split the pools on the mean loss since the last split (Fig. 1b), run by run."""
         recent = state["loss_sum"] / state["loss_count"]
-        n = self.ctx.topology.n_agents
         state["follower"].zero_()
-        for r in range(self.ctx.runs):
-            _, followers = split_pools(recent[r * n:(r + 1) * n], self.n_follow)
-            state["follower"][followers + r * n] = True
+        for member in self.ctx.members:
+            _, followers = split_pools(recent[member.rows], self.n_follow)
+            state["follower"][followers + member.rows.start] = True
         state["loss_sum"].zero_()
         state["loss_count"].zero_()
 
@@ -153,11 +152,11 @@ class LEASGD(Algorithm):
             n = ctx.topology.n_agents
             idx = torch.arange(n, device=x.device)
             blocks = []
-            for r, alpha in enumerate(self.alphas):
-                follower = state["follower"][r * n:(r + 1) * n]
-                groups = draw_groups(idx[~follower], idx[follower], ctx.run_rng[r] if ctx.run_rng else ctx.rng)
+            for member, alpha in zip(ctx.members, self.alphas, strict=True):
+                follower = state["follower"][member.rows]
+                groups = draw_groups(idx[~follower], idx[follower], member.rng)
                 blocks.append(elastic_matrix(groups, alpha, dtype=x.dtype))
-            ctx.set_mixing(blocks[0] if ctx.runs == 1 else tuple(blocks))
+            ctx.set_mixing(tuple(blocks))
             state["x"] = ctx.gossip(x) - ctx.lr * g
         else:
             state["x"] = x - ctx.lr * g

@@ -27,7 +27,7 @@ the DP-SGD mechanism of the package's baselines (``noise_scale`` 1).
 
 Stacked runs (:mod:`dpdl_core.runs.stacking`): everything up to the candidates is per edge and
 the gossip per run; the Shapley games are solved run by run, each with the run's own
-validation set Q (``ctx.run_validation``) and generator (``ctx.run_rng``), in the batched
+validation set Q and generator (``ctx.members[r]``), in the batched
 calls its plain run makes (evaluating several runs' coalition models in one call would
 change the GEMMs' shapes, and with them the last bits of a logit and possibly an argmax).
 """
@@ -136,7 +136,7 @@ class PDSL(Algorithm):
 
     def __init__(self, params: PDSLParams, ctx):
         super().__init__(params, ctx)
-        validation = ctx.run_validation or (ctx.validation,)
+        validation = [m.validation for m in ctx.members]
         if any(v is None for v in validation):
             raise ValueError(
                 "PDSL needs the validation set Q of eq (16): set validation_samples "
@@ -204,16 +204,13 @@ class PDSL(Algorithm):
         lr = ctx.lr[i] if torch.is_tensor(ctx.lr) else ctx.lr  # a stack's per-run η, per edge
         candidates = X[i] - lr * msgs
         counts = torch.bincount(i, minlength=N).cpu().numpy()
-        n = ctx.topology.n_agents
         edges = self._run_edges(counts)
         phi, evaluations = [], []
-        for r in range(ctx.runs):
-            rows, (a, b) = slice(r * n, (r + 1) * n), edges[r]
-            run_candidates = candidates if ctx.runs == 1 else candidates[a:b].clone()
-            run_previous = X if ctx.runs == 1 else X[rows]
-            rng = ctx.run_rng[r] if ctx.run_rng else ctx.rng
-            res = shapley_round(run_candidates, counts[rows], self.values[r], self.shapley_config, rng,
-                                previous=run_previous)
+        for r, member in enumerate(ctx.members):
+            a, b = edges[r]
+            # A copy: the run's candidates in their own memory, as its plain run holds them.
+            res = shapley_round(candidates[a:b].clone(), counts[member.rows], self.values[r], self.shapley_config,
+                                member.rng, previous=X[member.rows])
             phi.append(res.phi)
             evaluations.append(res.evaluations)
         # Eqs (19)-(20) in float64: ties are differences below 1e-12.
@@ -238,10 +235,10 @@ class PDSL(Algorithm):
     def _count(self, evaluations: list, tied: torch.Tensor, pi: torch.Tensor, w: torch.Tensor, edges: list) -> None:
         self.rounds += 1
         n = self.ctx.topology.n_agents
-        for r, (a, b) in enumerate(edges):
-            run_pi, run_w = (pi, w) if self.ctx.runs == 1 else (pi[a:b].clone(), w[a:b].clone())
+        for r, ((a, b), member) in enumerate(zip(edges, self.ctx.members, strict=True)):
+            run_pi, run_w = pi[a:b].clone(), w[a:b].clone()
             self.evaluations[r] += evaluations[r]
-            self.ties[r] += int(tied[r * n:(r + 1) * n].sum())
+            self.ties[r] += int(tied[member.rows].sum())
             self.weight_sum[r] += float(run_pi.sum()) / n
             self.min_share[r] = min(self.min_share[r], float((run_pi * run_w).min()))
 

@@ -17,7 +17,7 @@ from ..engine import Engine, gaussian_noise, gossip
 from ..schedules import Schedule
 from ..topology import Topology
 
-__all__ = ["ALGORITHMS", "Algorithm", "RunContext", "Tap", "register"]
+__all__ = ["ALGORITHMS", "Algorithm", "RunContext", "RunView", "Tap", "register"]
 
 
 class Tap(Protocol):
@@ -27,6 +27,31 @@ class Tap(Protocol):
                 owners: torch.Tensor) -> None:
         """``messages`` (M, P) of ``channel``; ``models`` (M, P) the parameters each was computed
         at (public: agents broadcast them); ``owners`` (M,) whose local batch each came from."""
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One run's own part of a context (:attr:`RunContext.members`).
+
+    Attributes
+    ----------
+    rows : slice
+        The run's rows in every (N, ·) tensor of the context.
+    noise : torch.Generator
+        The run's noise stream: its messages draw from it in the order a plain run would.
+    rng : torch.Generator
+        The run's algorithm randomness (pairings, groups, permutations).
+    lr : float
+        The run's η_1.
+    validation : tuple of tensors, optional
+        The run's ``(x_val, y_val)`` (the split depends on its seed).
+    """
+
+    rows: slice
+    noise: torch.Generator
+    rng: torch.Generator
+    lr: float
+    validation: tuple | None
 
 
 @dataclass
@@ -55,26 +80,22 @@ class RunContext:
     W, edge_i, edge_j, edge_w, self_edge
         This round's mixing matrix and its directed edges w_ij > 0 (self-loops included,
         sorted by i then j); ``self_edge`` is the position of (i, i).
+    mixing_source
+        What the schedule (or the algorithm) gave for this round's W: a W_t it returns again
+        rebuilds nothing.
     sent : (N,) long
         Vectors each agent has sent so far (counted by gossip, broadcast and send).
-    runs : int
-        Independent runs stacked in this context (:mod:`dpdl_core.runs.stacking`): rows
-        ``r·n .. (r+1)·n − 1`` of every (N, ·) tensor are run r's n = ``topology.n_agents``
-        agents, N = runs·n, and this round's W is block diagonal with one block per run
-        (``W_blocks``), so no message crosses runs. 1 for a plain run.
-    run_noise : tuple of torch.Generator
-        Each stacked run's own noise stream (``noise_generator`` is run 0's): run r's
-        messages draw from ``run_noise[r]`` in the order a plain run of r would.
-    run_lr : tuple of float
-        Each stacked run's η_1 when they differ (``lr`` is then an (N, 1) column); empty when
-        every run has the scalar ``lr``.
-    run_rng : tuple of torch.Generator
-        Each stacked run's own ``rng`` (``rng`` is run 0's): an algorithm that draws from it
-        draws run r's randomness from ``run_rng[r]`` in the order a plain run of r would.
-        Empty for a plain run.
-    run_validation : tuple
-        Each stacked run's ``validation`` (``validation`` is run 0's; the split depends on
-        the seed). Empty for a plain run.
+    stacked : tuple of RunView
+        Set by :mod:`dpdl_core.runs.stacking` only: the runs stacked in this context. Read
+        :attr:`members`, which a plain run has too.
+
+    Every algorithm reads one run's own part of the context through :attr:`members`, the
+    same way whether the run is alone or stacked: run r's rows, noise stream, ``rng``, η_1
+    and validation set are ``members[r]``. In a stack of R runs of n = ``topology.n_agents``
+    agents, rows ``r·n .. (r+1)·n − 1`` of every (N, ·) tensor are run r's, N = R·n, and
+    this round's W is block diagonal with one block per run (``W_blocks``), so no message
+    crosses runs; ``noise_generator``, ``rng``, ``validation`` are then run 0's and ``lr``
+    becomes an (N, 1) column where the runs' η differ.
     """
 
     engine: Engine
@@ -99,12 +120,9 @@ class RunContext:
     edge_w: torch.Tensor = None
     self_edge: torch.Tensor = None
     sent: torch.Tensor = None
-    runs: int = 1
-    run_noise: tuple = ()
-    run_lr: tuple = ()
-    run_rng: tuple = ()
-    run_validation: tuple = ()
+    stacked: tuple = ()
     W_blocks: tuple = ()
+    mixing_source: object = None
 
     @classmethod
     def build(cls, engine: Engine, topology: Topology, schedule: Schedule, sigma: np.ndarray, **kwargs) -> RunContext:
@@ -130,22 +148,23 @@ class RunContext:
             return out
 
         rng = copy(self.rng)
-        run_rng = tuple(rng if g is self.rng else copy(g) for g in self.run_rng)
-        return replace(self, **{"sent": torch.zeros_like(self.sent), "rng": rng, "run_rng": run_rng, **changes})
+        stacked = tuple(replace(m, rng=rng if m.rng is self.rng else copy(m.rng)) for m in self.stacked)
+        return replace(self, **{"sent": torch.zeros_like(self.sent), "rng": rng, "stacked": stacked, **changes})
 
     # -- the round's graph ----------------------------------------------------------------
     def begin_round(self, t: int) -> None:
         """Called by the loop before round t: installs the schedule's W_t and η_t."""
         self.round = t
-        if self.run_lr:
+        lrs = [m.lr for m in self.members]
+        if len(set(lrs)) > 1:
             # Each run's η_t in double, then float32, as a plain run's scalar becomes in its products.
             decay = self.lr_decay ** ((t - 1) // self.lr_decay_every) if self.lr_decay_every else 1.0
-            per_run = torch.tensor([lr * decay for lr in self.run_lr], dtype=torch.float32, device=self.engine.device)
+            per_run = torch.tensor([lr * decay for lr in lrs], dtype=torch.float32, device=self.engine.device)
             self.lr = per_run.repeat_interleave(self.topology.n_agents).unsqueeze(1)
         elif self.lr_decay_every:
             self.lr = self.base_lr * self.lr_decay ** ((t - 1) // self.lr_decay_every)
         W = self.schedule.mixing(t)
-        if W is not self.W:
+        if W is not self.mixing_source:
             self.set_mixing(W)
 
     def set_mixing(self, W) -> None:
@@ -157,13 +176,27 @@ class RunContext:
         if len(blocks) != self.runs or any(b.shape != (n, n) for b in blocks):
             raise ValueError(f"mixing matrices of shapes {[tuple(b.shape) for b in blocks]}; "
                              f"expected {self.runs} of ({n}, {n})")
+        self.mixing_source = W
         self.W_blocks = blocks
-        W = blocks[0] if self.runs == 1 else torch.block_diag(*blocks)
+        W = torch.block_diag(*blocks)
         nz = torch.nonzero(W > 0)
         self.W = W
         self.edge_i, self.edge_j = nz[:, 0], nz[:, 1]
         self.edge_w = W[self.edge_i, self.edge_j]
         self.self_edge = torch.nonzero(self.edge_i == self.edge_j).squeeze(1)
+
+    @property
+    def members(self) -> tuple[RunView, ...]:
+        """Each run's own part of this context: one for a plain run, R for a stack of R."""
+        if self.stacked:
+            return self.stacked
+        whole = slice(0, self.topology.n_agents)
+        return (RunView(whole, self.noise_generator, self.rng, self.base_lr, self.validation),)
+
+    @property
+    def runs(self) -> int:
+        """Runs in this context (1 for a plain run)."""
+        return len(self.stacked) or 1
 
     @property
     def n_agents(self) -> int:
@@ -186,13 +219,10 @@ class RunContext:
         self._count_links()
         if channel is not None:
             self._show(channel, X, X if models is None else models, torch.arange(self.n_agents, device=X.device))
-        if self.runs == 1:
-            return gossip(self.W, X)
-        # Block by block: one (n, n) product per run is bit for bit a plain run's (a batched
-        # or block-diagonal product sums in another order), and a run that diverges to
-        # NaN cannot reach the others through 0·NaN.
-        n = self.topology.n_agents
-        return torch.cat([gossip(Wr, X[r * n:(r + 1) * n]) for r, Wr in enumerate(self.W_blocks)])
+        # Run by run: one (n, n) product per run is bit for bit a plain run's (a batched or
+        # block-diagonal product sums in another order), and a run that diverges to NaN cannot
+        # reach the others through 0·NaN.
+        return torch.cat([gossip(Wr, X[m.rows]) for m, Wr in zip(self.members, self.W_blocks, strict=True)])
 
     def broadcast(self, X: torch.Tensor) -> None:
         """Every agent sends its row of ``X`` (e.g. its model) to its neighbours."""
@@ -231,18 +261,13 @@ class RunContext:
 
     def noise(self, owners: torch.Tensor, P: int) -> torch.Tensor:
         """Gaussian noise N(0, σ_o²C²I) for messages made by agents ``owners`` (E,)."""
-        if self.runs == 1:
-            if not self.private:
-                return torch.zeros(len(owners), P, device=self.W.device)
-            return gaussian_noise((len(owners), P), self.sigma[owners] * self.clip, self.noise_generator)
-        # A stack: each run's rows from its own stream, in the order a plain run draws them.
-        n = self.topology.n_agents
+        # Each run's messages from its own stream, in the order a plain run draws them.
         out = torch.zeros(len(owners), P, device=self.W.device)
-        run_of = owners // n
-        for r, generator in enumerate(self.run_noise):
+        run_of = owners // self.topology.n_agents
+        for r, member in enumerate(self.members):
             rows = torch.nonzero(run_of == r).squeeze(1)
-            if len(rows) and bool((self.sigma[r * n:(r + 1) * n] > 0).any()):
-                out[rows] = gaussian_noise((len(rows), P), self.sigma[owners[rows]] * self.clip, generator)
+            if len(rows) and bool((self.sigma[member.rows] > 0).any()):
+                out[rows] = gaussian_noise((len(rows), P), self.sigma[owners[rows]] * self.clip, member.noise)
         return out
 
 
@@ -256,11 +281,11 @@ class Algorithm:
     They register with :func:`dpdl_core.sim.algorithms.register`.
 
     ``stackable = True`` declares that the algorithm can run several independent runs as one
-    (:mod:`dpdl_core.runs.stacking`): its state is per-agent rows only, it draws from ``ctx.rng``
-    only run by run (run r from ``ctx.run_rng[r]`` in a stack), it reads a run's size as
-    ``ctx.topology.n_agents`` (``ctx.n_agents`` counts every stacked row) and a run's own
-    learning rate and validation set from ``ctx.run_lr`` and ``ctx.run_validation``, it mixes
-    only through the context, its ``diagnostics`` can be told apart per run
+    (:mod:`dpdl_core.runs.stacking`): its state is per-agent rows only, it reads each run's
+    own rows, randomness, η_1 and validation set from ``ctx.members[r]`` (one member in a
+    plain run, so the code is the same alone and stacked), it reads a run's size as
+    ``ctx.topology.n_agents`` (``ctx.n_agents`` counts every stacked row), it mixes only
+    through the context, its ``diagnostics`` can be told apart per run
     (``diagnostics(agents=...)``) and its ``round_metrics`` depend on the state alone (the
     runner passes each run's rows). ``tests/test_stacking.py`` checks each stackable
     algorithm against plain runs.
