@@ -5,6 +5,12 @@
 >>> result = run(preset("mnist", "bipartite", rounds=100))
 """
 from .home import __version__, lazy_face
+from .papers import load_all as _load_papers
+from .sim.registry import set_plugin_loader
+
+# The registries are passive (dpdl_core.sim.registry): the paper loader is their one source
+# of plug-ins, installed here, so a paper is found whichever registry is asked first.
+set_plugin_loader(_load_papers)
 
 __all__ = ["ExperimentConfig", "RunResult", "run", "__version__"]
 

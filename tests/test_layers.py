@@ -89,3 +89,14 @@ def test_the_rule_catches_a_paper_past_the_faces_and_a_circle(tmp_path):
     graph = G.read_graph(root)
     assert [a.target for a in G.outside_faces(graph)] == ["dpdl_core.runs.store"]
     assert G.circles(graph) == [["dpdl_core.runs.other", "dpdl_core.runs.store"]]
+
+
+def test_registries_are_passive(graph):
+    """The simulation wing's registries never load papers themselves: they call the hook the
+    package installs (dpdl_core.sim.registry.load_plugins), so sim imports nothing of the loader."""
+    bad = [a for a in graph.arrows if G.wing(a.source) == "sim" and a.target.startswith("dpdl_core.papers")]
+    assert not bad, "the simulation wing imports the paper loader:\n" + _show(bad)
+    import dpdl_core  # noqa: F401  (installs the loader)
+    from dpdl_core.sim import registry
+
+    assert registry._LOADER, "dpdl_core/__init__ installs no plug-in loader: papers' names would be unknown"

@@ -144,10 +144,10 @@ def _algorithms() -> tuple[str, ...]:
 
 
 def _sigma_rules() -> tuple[str, ...]:
-    from .. import papers
     from ..sim.privacy import SIGMA_RULES
+    from ..sim.registry import load_plugins
 
-    papers.load_all()
+    load_plugins()
     return tuple(sorted(SIGMA_RULES))
 
 

@@ -2,9 +2,9 @@
 
 Engine and per-sample kernels, algorithms, graphs and schedules, models, data, privacy
 accounting, seeding, the training loop, the gradient-inversion attack and its metrics. It
-imports nothing outside itself except :mod:`dpdl_core.home` and the paper loader
-(:mod:`dpdl_core.papers`). The names below are its face: what the other wings and the
-papers use.
+imports nothing outside itself except :mod:`dpdl_core.home`; its registries are passive
+(:mod:`~dpdl_core.sim.registry`: the package installs the paper loader as their source of
+plug-ins). The names below are its face: what the other wings and the papers use.
 """
 from ..home import lazy_face
 

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from .data import input_shape
+from .registry import load_plugins
 
 __all__ = ["MODELS", "build_model", "conv_block", "count_parameters", "default_model", "register_model",
            "two_block_side"]
@@ -101,9 +102,7 @@ def build_model(name: str, dataset: str = "mnist", *, seed: int | None = None) -
         Seeds the initialization through a private generator (global RNG untouched).
     """
     if name not in MODELS:
-        from .. import papers
-
-        papers.load_all()  # papers register their own models
+        load_plugins()  # papers register their own models
     if name not in MODELS:
         raise ValueError(f"model={name!r} is not known; allowed values: {sorted(MODELS)}")
     shape = input_shape(dataset)  # raises for an unknown dataset, naming the known ones

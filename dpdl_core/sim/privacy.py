@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .registry import named_registry
+from .registry import load_plugins, named_registry
 
 __all__ = [
     "PrivacyError",
@@ -224,9 +224,7 @@ def calibrate(rule: str, req: SigmaRequest, noise_scale: float = 1.0) -> SigmaRe
         The algorithm's noise std over the sensitivity of one release, in units of σ; the
         accountant sees the multiplier σ·noise_scale (and ``rdp`` calibrates for it).
     """
-    from .. import papers
-
-    papers.load_all()  # papers register their rules
+    load_plugins()  # papers register their rules
     if rule not in SIGMA_RULES:
         raise PrivacyError(f"sigma_rule={rule!r} is not known; allowed values: {sorted(SIGMA_RULES)}")
     messages = np.asarray(req.messages, dtype=int)

@@ -14,6 +14,8 @@ from numbers import Integral
 import networkx as nx
 import numpy as np
 
+from .registry import load_plugins
+
 __all__ = ["MIN_AGENTS", "MIXINGS", "TOPOLOGIES", "random_sinkhorn_rows", "Topology", "TopologyError", "check_n_agents",
            "make_topology", "metropolis_hastings", "register_topology", "topologies", "validate_mixing_matrix"]
 
@@ -47,9 +49,7 @@ def register_topology(name: str, *, min_agents: int = 1, label: str | None = Non
 
 def topologies() -> list[str]:
     """Every named topology, the papers' included (they are loaded first)."""
-    from .. import papers
-
-    papers.load_all()
+    load_plugins()
     return list(TOPOLOGIES)
 
 

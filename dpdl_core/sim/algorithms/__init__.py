@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, fields
 
+from ..registry import load_plugins
 from .base import ALGORITHMS, Algorithm, RunContext, Tap, register
 
 __all__ = ["ALGORITHMS", "Algorithm", "RunContext", "Tap", "known_algorithms", "display_name", "get_algorithm",
@@ -23,9 +24,7 @@ __all__ = ["ALGORITHMS", "Algorithm", "RunContext", "Tap", "known_algorithms", "
 
 def known_algorithms() -> dict[str, type[Algorithm]]:
     """Every registered algorithm, the papers' own included."""
-    from ... import papers
-
-    papers.load_all()
+    load_plugins()
     return ALGORITHMS
 
 

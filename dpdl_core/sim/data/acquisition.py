@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ...home import REPO_ROOT
+from ..registry import load_plugins
 
 __all__ = [
     "DATASETS",
@@ -201,9 +202,7 @@ def register_dataset(spec: DatasetSpec, generator: Callable[[], tuple[dict, dict
 
 def datasets() -> list[str]:
     """Every dataset name, the papers' included (they are loaded first)."""
-    from ... import papers
-
-    papers.load_all()
+    load_plugins()
     return sorted(DATASETS)
 
 
