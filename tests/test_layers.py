@@ -100,3 +100,12 @@ def test_registries_are_passive(graph):
     from dpdl_core.sim import registry
 
     assert registry._LOADER, "dpdl_core/__init__ installs no plug-in loader: papers' names would be unknown"
+
+
+def test_papers_share_one_import_style():
+    """A paper in the package reaches the wings relatively (``from ...runs import x``), as
+    every other paper does; the absolute form is for code outside the package."""
+    absolute = [f"{path.relative_to(ROOT)}:{n}" for path in sorted((ROOT / "dpdl_core" / "papers").rglob("*.py"))
+                for n, line in enumerate(path.read_text().splitlines(), 1)
+                if line.lstrip().startswith(("from dpdl_core.", "import dpdl_core."))]
+    assert not absolute, "write these imports relatively (from ...sim import x):\n" + "\n".join(absolute)

@@ -40,8 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dpdl_core.sim import Algorithm, check_int, register
-
+from ...sim import Algorithm, check_int, register
 from .pools import draw_groups, elastic_matrix, n_followers, split_pools
 
 __all__ = ["LEASGD", "LEASGDParams"]

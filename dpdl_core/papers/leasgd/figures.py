@@ -25,9 +25,9 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from dpdl_core.runs import DEVICES, ExperimentConfig, ResultStore, RunGroup, load_profile, run_sweep, select_groups
-from dpdl_core.sim import check_choice, check_int, display_name, known_algorithms
-from dpdl_core.verdicts import (
+from ...runs import DEVICES, ExperimentConfig, ResultStore, RunGroup, load_profile, run_sweep, select_groups
+from ...sim import check_choice, check_int, display_name, known_algorithms
+from ...verdicts import (
     Output,
     caption,
     claims_frame,
@@ -37,7 +37,6 @@ from dpdl_core.verdicts import (
     save_figure,
     table_output,
 )
-
 from .claims import CLAIMED_SAVING, fig02_claims, tab01_claims
 from .presets import NONPRIVATE_CLIP, SETTINGS, preset
 from .privacy import early_stopping, total_epsilon

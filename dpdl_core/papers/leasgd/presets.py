@@ -8,7 +8,7 @@ graph, of which each communication step uses only the leader–follower links.
 """
 from __future__ import annotations
 
-from dpdl_core.runs import ConfigError, ExperimentConfig
+from ...runs import ConfigError, ExperimentConfig
 
 __all__ = ["ALGORITHMS", "IID_ALPHA", "MODELS", "NONPRIVATE_CLIP", "SETTINGS", "preset"]
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpdl_core.sim import PrivacyError, SigmaRequest, rdp_epsilon, rdp_sigma, register_sigma_rule
+from ...sim import PrivacyError, SigmaRequest, rdp_epsilon, rdp_sigma, register_sigma_rule
 
 __all__ = ["EarlyStop", "calibrate_sigma", "early_stopping", "gaussian_epsilon", "sampling_rates",
            "strong_composition_epsilon", "total_epsilon"]

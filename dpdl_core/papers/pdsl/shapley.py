@@ -45,7 +45,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-from dpdl_core.sim import check_choice, check_int
+from ...sim import check_choice, check_int
 
 __all__ = [
     "EMPTY_VALUES",

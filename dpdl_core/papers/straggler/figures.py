@@ -20,10 +20,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from dpdl_core.runs import PROFILES, load_profile
-from dpdl_core.sim import check_choice, check_int
-from dpdl_core.verdicts import SPREAD_Z, Output, caption, claims_frame, legend_below, save_figure
-
+from ...runs import PROFILES, load_profile
+from ...sim import check_choice, check_int
+from ...verdicts import SPREAD_Z, Output, caption, claims_frame, legend_below, save_figure
 from .claims import BOOTSTRAP_RESAMPLES, ON_TOP, SPECS, SPEEDUP_LINE, TARGET_FRACTION, lower_scope, speedup_comparison
 from .housing import HousingData, load_housing, split_runs
 from .latency import LatencyModel, paper_models

@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 from scipy import integrate, optimize, special, stats
 
-from dpdl_core.sim import check_choice
+from ...sim import check_choice
 
 __all__ = ["LATENCY_MODELS", "LatencyModel", "paper_models"]
 

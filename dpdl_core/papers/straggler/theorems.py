@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal, stats
 
-from dpdl_core.sim import check_int
+from ...sim import check_int
 
 __all__ = [
     "SCHEMES",

@@ -27,9 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from dpdl_core.sim import check_choice, check_int
-
-from ...sim import Progress
+from ...sim import Progress, check_choice, check_int
 from .housing import RunSplits
 from .latency import LatencyModel
 from .theorems import SCHEMES, PaperParams
