@@ -321,11 +321,11 @@ def fdp_p_value(m: int, r: int, v: int, mu: float) -> float:
 
         (1)  E[W; W ≥ u] ≤ m · f̄(E[r − W; W ≥ u − 1] / m),   u = 1, …, r
 
-    (with R ≤ r guesses made, E[R − W; ·] ≤ E[r − W; ·] and f̄ increases). For
-    f̄(x) = e^ε x (ε-DP) Binomial(r, e^ε/(1 + e^ε)) meets every (1) with equality, Steinke et
-    al.'s worst case; the Gaussian f̄ is steep near 0 and flat near 1, and that is where the
-    f-DP audit is tighter: many confident guesses are harder to get right under G_μ than
-    under the (ε, δ)-DP curve of the same ε.
+    (with R ≤ r guesses made, E[R − W; ·] ≤ E[r − W; ·] and f̄ increases). With e^ε x in
+    place of f̄ (ε-DP) Binomial(r, e^ε/(1 + e^ε)) meets every (1) with equality: Steinke et
+    al.'s worst case. G_μ lies above the (ε, δ)-DP curve that μ-GDP implies (they touch at
+    one point), so under G_μ (1) is stricter, most where the auditor's few most confident
+    guesses are all right; that is where the f-DP audit is tighter.
 
     Worst case. The bound is the largest τ for which some distribution of W with
     P[W ≥ v] = τ satisfies (1). Moving all mass at or above v to v keeps (1) (for u ≤ v its
@@ -335,9 +335,11 @@ def fdp_p_value(m: int, r: int, v: int, mu: float) -> float:
 
         q_i = max(0, (m f̄⁻¹(A_{i+1}/m) − B_{i+1}) / (r − i)),   f̄⁻¹(y) = Φ(Φ⁻¹(y) − μ).
 
-    Every tail P[W ≥ i] of a distribution meeting (1) is at least the recursion's
-    Σ_{j≥i} q_j (induction on i: the mass needed grows with the tails above it). If
-    τ + Σ q_i exceeds 1 no distribution has P[W ≥ v] ≥ τ. The returned bound is the largest
+    For a distribution meeting (1) with mass τ at v and none above, every tail P[W ≥ i] is
+    at least the recursion's Σ_{j≥i} q_j: (1) at u = i + 1 reads
+    (r − i) P[W ≥ i] ≥ Σ_{j>i} P[W ≥ j] + m f̄⁻¹(A_{i+1}/m), A_{i+1} = Σ_{j>i} P[W ≥ j] + i P[W ≥ i + 1],
+    increasing in the tails above i (induction down from v). If the recursion's total mass
+    exceeds 1, no distribution has P[W ≥ v] ≥ τ. The returned bound is the largest
     τ whose forced mass is at most 1 (bisection to 1e-9, upper end; the mass grows with τ).
 
     Parameters
