@@ -12,9 +12,11 @@ from scipy.special import expit
 from dpdl_core.sim.audit import (
     AuditResult,
     best_k_epsilon_lower_bound,
+    best_k_fdp_epsilon_lower_bound,
     default_k_grid,
     draw_inclusion,
     epsilon_from_counts,
+    fdp_epsilon_lower_bound,
     gradient_canary_scores,
     guess,
     one_run_epsilon_lower_bound,
@@ -166,14 +168,17 @@ def test_dp_sgd_bound_is_below_the_accountants_and_catches_understated_noise():
         assert eps_declared < bound.epsilon <= eps_real
 
 
-def test_best_k_pays_a_bonferroni_split():
+@pytest.mark.parametrize("best_k, fixed_k", [(best_k_epsilon_lower_bound, one_run_epsilon_lower_bound),
+                                             (best_k_fdp_epsilon_lower_bound, fdp_epsilon_lower_bound)])
+def test_best_k_pays_a_bonferroni_split(best_k, fixed_k):
+    """The one-run bound and the f-DP bound alike: each k of the grid at (1 − confidence)/3."""
     rng = np.random.default_rng(derive_seed(0, "audit-test", "bonferroni"))
     m, ks = 1000, [10, 50, 200]
     included = draw_inclusion(m, rng)
     scores = included + 0.7 * rng.standard_normal(m)
-    best = best_k_epsilon_lower_bound(scores, included, 1e-5, CONFIDENCE, ks=ks)
-    split = [one_run_epsilon_lower_bound(scores, included, k, k, 1e-5, 1 - SIGNIFICANCE / 3).epsilon for k in ks]
-    unsplit = [one_run_epsilon_lower_bound(scores, included, k, k, 1e-5, CONFIDENCE).epsilon for k in ks]
+    best = best_k(scores, included, 1e-5, CONFIDENCE, ks=ks)
+    split = [fixed_k(scores, included, k, k, 1e-5, 1 - SIGNIFICANCE / 3).epsilon for k in ks]
+    unsplit = [fixed_k(scores, included, k, k, 1e-5, CONFIDENCE).epsilon for k in ks]
     assert best.epsilon == max(split) < max(unsplit)
     assert (best.choices, best.confidence, best.k_pos) == (3, CONFIDENCE, ks[int(np.argmax(split))])
     assert default_k_grid(1000) == [5, 10, 20, 50, 100, 200]

@@ -3,6 +3,7 @@ violated only where every seed's lower bound exceeds it, the no-noise row shown 
 audit's power; and the README's answer carries the committed audits."""
 import numpy as np
 import pandas as pd
+import pytest
 
 from dpdl_core.verdicts.audit_answer import audit_markdown, audit_summary
 
@@ -10,7 +11,7 @@ from dpdl_core.verdicts.audit_answer import audit_markdown, audit_summary
 def _row(mechanism, rule, nominal, audited, seed=0, accountant=4.0):
     return {"mechanism": mechanism, "sigma_rule": rule, "epsilon_nominal": nominal, "channel": "CG", "rounds": 200,
             "m": 5000, "seed": seed, "epsilon_accountant": accountant, "epsilon_audit_informed": audited,
-            "epsilon_audit": 0.0}
+            "epsilon_audit": 0.0, "epsilon_audit_fdp_informed": 1.25 * audited}
 
 
 def test_the_stated_epsilon_is_violated_only_where_every_seed_proves_it():
@@ -24,7 +25,17 @@ def test_the_stated_epsilon_is_violated_only_where_every_seed_proves_it():
     assert s.loc[("DP-DPSGD", "none (σ = 0)"), "stated"].startswith("—")
     lines = audit_markdown(audit_summary(table))
     assert lines[0].startswith("| mechanism | noise | rounds | nominal ε |") and len(lines) == 2 + 4
-    assert "| DPDL | paper | 200 | 0.5 | 4 | 1.04 / 0.72 | violated |" in lines
+    assert "| DPDL | paper | 200 | 0.5 | 4 | 1.04 / 0.72 | 1.30 / 0.90 | violated |" in lines
+    assert "f-DP audited ε" in lines[0] and s.loc[("DPDL", "paper"), "audited_fdp_min"] == pytest.approx(0.9)
+
+
+def test_the_f_dp_column_is_beside_the_one_run_one_and_the_verdict_reads_the_one_run():
+    """A table without the f-DP column (as the stored audits' tables had) shows a dash; an
+    f-DP bound above the nominal ε alone does not call the stated ε violated."""
+    table = pd.DataFrame([_row("DPDL", "authors_code", 0.5, 0.45)])
+    assert audit_summary(table).loc[0, "stated"] == "not shown violated"  # f-DP 0.56 > 0.5
+    bare = audit_summary(table.drop(columns="epsilon_audit_fdp_informed"))
+    assert "| 0.45 | — | not shown violated |" in audit_markdown(bare)[2]
 
 
 def test_the_readme_answer_shows_the_committed_audits():

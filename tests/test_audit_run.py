@@ -8,8 +8,18 @@ import numpy as np
 import pytest
 import torch
 
-from dpdl_core.runs.audit_run import AuditSpec, audit_cached, audit_path, audit_run, audit_table, main
+from dpdl_core.runs.audit_run import (
+    AUDIT_DIR,
+    AuditSpec,
+    audit_cached,
+    audit_path,
+    audit_run,
+    audit_table,
+    fdp_epsilon,
+    main,
+)
 from dpdl_core.runs.config import ExperimentConfig
+from dpdl_core.sim.audit import fdp_epsilon_from_counts
 
 
 def one_agent_dpsgd(sigma: float, seed: int = 0, **changes) -> ExperimentConfig:
@@ -78,7 +88,27 @@ def test_stored_once_and_read_back(tmp_path):
     assert row["mechanism"] == "DP-DPSGD" and row["m"] == 100 and row["rounds"] == 5
     assert row["epsilon_audit"] <= row["epsilon_accountant"]
     assert row["epsilon_audit_informed"] <= row["epsilon_accountant"]
+    assert row["epsilon_audit_fdp"] == first["epsilon_audit_fdp"] >= row["epsilon_audit"]
+    assert first["audit_fdp"]["bound"] == "f-DP" and first["audit_fdp"]["choices"] == first["audit"]["choices"]
     assert audit_table(tmp_path / "none").empty
+
+
+def test_committed_audits_give_the_f_dp_bound_from_their_counts():
+    """The audits stored without the f-DP bound get it from the one-run bound's counts, at that
+    bound's per-k confidence (the same Bonferroni split), never below the one-run ε; the cache
+    keys are unchanged."""
+    table = audit_table()
+    assert len(table) and table["epsilon_audit_fdp"].notna().all()
+    assert (table["epsilon_audit_fdp"] >= table["epsilon_audit"]).all()
+    informed = table.dropna(subset=["epsilon_audit_informed"])
+    assert (informed["epsilon_audit_fdp_informed"] >= informed["epsilon_audit_informed"]).all()
+    record = json.loads(sorted(AUDIT_DIR.glob("*.json"))[0].read_text())
+    assert "epsilon_audit_fdp" not in record and (record["config_hash"], record["spec_hash"]) == (
+        ExperimentConfig.from_dict(record["config"]).hash, AuditSpec(**record["spec"]).hash())
+    c = record["audit"]
+    assert fdp_epsilon(record) == fdp_epsilon_from_counts(c["m"], c["guesses"], c["correct"], c["delta"],
+                                                          1 - (1 - c["confidence"]) / c["choices"])
+    assert fdp_epsilon({**record, "audit_informed": None}, informed=True) is None
 
 
 def batch_clipped_cga(sigma: float, seed: int = 0, **changes) -> ExperimentConfig:

@@ -26,7 +26,9 @@ Jagielski 2023; docs/privacy.md, "Auditing") in one victim agent:
   drift in every coordinate by more than a canary adds, which the neighbour cannot tell
   apart from the canaries and the informed observer removes;
 * each observer's scores give an audited ε at the spec's confidence
-  (:func:`~dpdl_core.sim.audit.best_k_epsilon_lower_bound`).
+  (:func:`~dpdl_core.sim.audit.best_k_epsilon_lower_bound`), and beside it the f-DP audit's ε
+  from the same guesses (:func:`~dpdl_core.sim.audit.best_k_fdp_epsilon_lower_bound`: the
+  Gaussian trade-off curve tested, tighter where the mechanism's curve is Gaussian).
 
 Batch clipping (PDSL's default, DP-CGA's ``clip="batch"``: :func:`batch_clipped`) releases
 clip_C(ḡ) + z, one vector of norm at most C, whose sensitivity to one example is 2C (the
@@ -64,7 +66,13 @@ import torch
 
 from ..home import REPO_ROOT
 from ..sim.algorithms import display_name
-from ..sim.audit import best_k_epsilon_lower_bound, draw_inclusion, gradient_canary_scores
+from ..sim.audit import (
+    best_k_epsilon_lower_bound,
+    best_k_fdp_epsilon_lower_bound,
+    draw_inclusion,
+    fdp_epsilon_from_counts,
+    gradient_canary_scores,
+)
 from ..sim.data import data_record
 from ..sim.loop import training_rounds
 from ..sim.seeding import derive_seed
@@ -73,7 +81,7 @@ from .results import atomic_write_bytes
 from .runner import prepare
 
 __all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path",
-           "audit_table", "batch_clipped", "main"]
+           "audit_table", "batch_clipped", "fdp_epsilon", "main"]
 
 KINDS = ("gradient",)
 # The channel whose messages carry the victim's noisy clipped sums, per algorithm.
@@ -290,8 +298,10 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         ``config.rounds``), ``sigma``, ``epsilon_audit`` and the counts behind it
         (``audit``: :class:`~dpdl_core.sim.audit.AuditResult`), the informed observer's
         ``epsilon_audit_informed`` and ``audit_informed`` (None when a message could not be
-        matched to its clipped sum: ``unmatched_messages``), canaries in, mean
-        participations of an in canary, messages observed, seconds.
+        matched to its clipped sum: ``unmatched_messages``), the f-DP audit's
+        ``epsilon_audit_fdp`` / ``audit_fdp`` and ``epsilon_audit_fdp_informed`` /
+        ``audit_fdp_informed`` (None at δ = 0, where a Gaussian curve has ε = ∞), canaries
+        in, mean participations of an in canary, messages observed, seconds.
 
     Raises
     ------
@@ -330,9 +340,13 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
                          f"pick another AuditSpec.channel")
     delta = config.delta if spec.delta is None else spec.delta
     result = best_k_epsilon_lower_bound(auditor.scores(), included, delta, spec.confidence)
-    informed = None
+    informed = informed_fdp = fdp = None
     if not auditor.unmatched:
         informed = best_k_epsilon_lower_bound(auditor.informed_scores(), included, delta, spec.confidence)
+    if delta > 0:
+        fdp = best_k_fdp_epsilon_lower_bound(auditor.scores(), included, delta, spec.confidence)
+        if not auditor.unmatched:
+            informed_fdp = best_k_fdp_epsilon_lower_bound(auditor.informed_scores(), included, delta, spec.confidence)
     report = prep.sigma_report
     in_parts = auditor.participations[torch.as_tensor(included)].double()
     return {
@@ -354,6 +368,10 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         "audit": result.to_dict(),
         "epsilon_audit_informed": None if informed is None else informed.epsilon,
         "audit_informed": None if informed is None else informed.to_dict(),
+        "epsilon_audit_fdp": None if fdp is None else fdp.epsilon,
+        "audit_fdp": None if fdp is None else fdp.to_dict(),
+        "epsilon_audit_fdp_informed": None if informed_fdp is None else informed_fdp.epsilon,
+        "audit_fdp_informed": None if informed_fdp is None else informed_fdp.to_dict(),
         "unmatched_messages": auditor.unmatched,
         "canaries_in": int(included.sum()),
         "mean_participations": float(in_parts.mean()) if len(in_parts) else 0.0,
@@ -387,7 +405,8 @@ def _json_default(value):
 
 
 TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
-                 "epsilon_audit", "epsilon_audit_informed", "confidence", "m", "rounds", "seed", "q", "sigma",
+                 "epsilon_audit", "epsilon_audit_informed", "epsilon_audit_fdp", "epsilon_audit_fdp_informed",
+                 "confidence", "m", "rounds", "seed", "q", "sigma",
                  "guesses", "correct", "config_hash", "spec_hash"]
 
 
@@ -404,10 +423,32 @@ def _variant(algo: dict) -> str:
     return ""
 
 
+def fdp_epsilon(record: dict, informed: bool = False) -> float | None:
+    """The f-DP audit's ε of a stored audit (the neighbour's, or the informed observer's).
+
+    Stored by :func:`audit_run` (``epsilon_audit_fdp``, the best k of the grid for the f-DP
+    bound); for an audit stored without it, computed from the counts stored with the one-run
+    bound (``audit``: m, the guesses and the correct ones at the k it chose) by
+    :func:`~dpdl_core.sim.audit.fdp_epsilon_from_counts` at that bound's per-k confidence
+    1 − (1 − confidence)/choices. That k was chosen from the same grid, whose every k the
+    Bonferroni split covers, so the bound holds at ``confidence``; it can be below the best
+    k's f-DP bound, never below the stored one-run ε. None without counts or at δ = 0.
+    """
+    suffix = "_informed" if informed else ""
+    if f"epsilon_audit_fdp{suffix}" in record:
+        return record[f"epsilon_audit_fdp{suffix}"]
+    counts = record.get(f"audit{suffix}")
+    if counts is None or not counts["delta"] > 0:
+        return None
+    confidence = 1 - (1 - counts["confidence"]) / counts.get("choices", 1)
+    return fdp_epsilon_from_counts(counts["m"], counts["guesses"], counts["correct"], counts["delta"], confidence)
+
+
 def audit_table(root: str | Path | None = None) -> pd.DataFrame:
     """One row per stored audit under ``root`` (default ``results/audit``): mechanism,
     nominal ε, accountant ε (upper), audited ε (lower, at ``confidence``) for the neighbour
-    and for the informed observer, m, rounds, and the run's q, σ and the neighbour's counts.
+    and for the informed observer, by the one-run bound and by the f-DP bound
+    (:func:`fdp_epsilon`), m, rounds, and the run's q, σ and the neighbour's counts.
     Empty (with the columns) when nothing is stored."""
     rows = []
     for path in sorted(Path(root or AUDIT_DIR).glob("*.json")):
@@ -421,6 +462,8 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
             "epsilon_accountant": r["epsilon_accountant"],
             "epsilon_audit": r["epsilon_audit"],
             "epsilon_audit_informed": r.get("epsilon_audit_informed"),
+            "epsilon_audit_fdp": fdp_epsilon(r),
+            "epsilon_audit_fdp_informed": fdp_epsilon(r, informed=True),
             "confidence": r["audit"]["confidence"],
             "m": r["audit"]["m"],
             "rounds": r["rounds"],
@@ -480,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
         out = audit_cached(config, spec, args.root, force=args.force, progress=True)
         print(f"{display_name(config.algorithm)} [{config.hash}]: nominal eps {out['epsilon_nominal']}, "
               f"accountant eps {out['epsilon_accountant']:.4g}, audited eps {out['epsilon_audit']:.3f} "
-              f"(informed observer {out['epsilon_audit_informed']}) "
+              f"(informed observer {out['epsilon_audit_informed']}; f-DP {out['epsilon_audit_fdp']}, "
+              f"informed {out['epsilon_audit_fdp_informed']}) "
               f"({out['audit']['correct']}/{out['audit']['guesses']} right, m={spec.m}, {out['rounds']} rounds, "
               f"{out['seconds']:.0f} s)")
     return 0

@@ -22,8 +22,14 @@ canary directions, and follows the protocol. A canary is a fixed unit direction 
 enters the agent's sum of clipped gradients as one extra example's clipped gradient
 (scaled by the clipping norm) in every round where that example is sampled.
 
-Only the (ε, δ)-DP bound of Steinke et al. is implemented; docs/privacy.md, "Auditing: a
-lower bound on ε", says why and how to read the number.
+The same guesses also test a Gaussian trade-off curve, the f-DP audit of Mahloujifar, Melis
+& Chaudhuri (2024), "Auditing f-differential privacy in one run" (ICML 2025): under μ-GDP the
+probability of v correct guesses among r is bounded by a recursion over the number of correct
+guesses (:func:`fdp_p_value`, derived in :func:`fdp_mu_from_counts`), and the largest μ it
+rejects is converted to ε at the run's δ (:func:`gdp_epsilon`): :func:`fdp_epsilon_from_counts`,
+:func:`fdp_epsilon_lower_bound`, :func:`best_k_fdp_epsilon_lower_bound`. It is tighter where
+the mechanism's privacy curve is Gaussian-shaped, and it assumes that shape.
+docs/privacy.md, "Auditing: a lower bound on ε" and "The f-DP bound", says how to read both.
 """
 from __future__ import annotations
 
@@ -34,15 +40,22 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 from scipy import stats
-from scipy.special import expit
+from scipy.special import expit, log_ndtr, ndtr, ndtri
 
 __all__ = [
     "AuditResult",
     "K_FRACTIONS",
     "best_k_epsilon_lower_bound",
+    "best_k_fdp_epsilon_lower_bound",
     "default_k_grid",
     "draw_inclusion",
     "epsilon_from_counts",
+    "fdp_epsilon_from_counts",
+    "fdp_epsilon_lower_bound",
+    "fdp_mu_from_counts",
+    "fdp_p_value",
+    "gdp_delta",
+    "gdp_epsilon",
     "gradient_canary_scores",
     "guess",
     "one_run_epsilon_lower_bound",
@@ -51,6 +64,13 @@ __all__ = [
 
 # Absolute tolerance of the reported ε; the bisection reports the rejecting end.
 _EPSILON_TOL = 1e-6
+# Absolute tolerance of the f-DP audit's μ (the bisection reports the rejecting end) and of
+# its p-value (reported at the upper end); largest μ searched (ε beyond 2,000 at any δ ≥ 1e-300).
+_MU_TOL = 1e-7
+_P_TOL = 1e-9
+_MU_MAX = 64.0
+# Slack on "the mass the recursion forces exceeds 1": rounding never makes the test reject.
+_MASS_SLACK = 1e-9
 # Largest relative deviation from norm 1 accepted for a canary direction (float32 rounding).
 _UNIT_TOL = 1e-4
 # Guesses per side, as fractions of m, in the declared grid of default_k_grid: from a few
@@ -83,6 +103,12 @@ class AuditResult:
     choices : int
         Values of k the bound was maximised over (1 for a fixed k); each was tested at
         significance (1 − confidence)/choices.
+    bound : {"one-run", "f-DP"}
+        Which test: Steinke et al.'s (ε, δ)-DP bound, or the f-DP (μ-GDP) bound of
+        Mahloujifar et al. (:func:`fdp_epsilon_from_counts`).
+    mu : float, optional
+        For the f-DP bound, the μ that the recursion alone rejects (the mechanism is not
+        μ'-GDP for any μ' below it); None for the one-run bound.
     """
 
     epsilon: float
@@ -94,6 +120,8 @@ class AuditResult:
     delta: float
     confidence: float
     choices: int = 1
+    bound: str = "one-run"
+    mu: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -206,6 +234,224 @@ def epsilon_from_counts(m: int, r: int, v: int, delta: float, confidence: float 
     return lo
 
 
+def gdp_delta(epsilon: float, mu: float) -> float:
+    """The δ at which μ-GDP gives ε: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
+
+    Dong, Roth & Su (2022), "Gaussian differential privacy" (JRSS B), Corollary 2.13: a
+    mechanism is μ-GDP if and only if it is (ε, δ(ε))-DP for every ε ≥ 0 with this δ(ε).
+    Computed with the second term in log space, so that e^ε does not overflow.
+    """
+    if not epsilon >= 0:
+        raise ValueError(f"epsilon={epsilon!r} must be >= 0")
+    if not 0 <= mu < np.inf:
+        raise ValueError(f"mu={mu!r} must be a finite number >= 0 (the Gaussian-DP parameter)")
+    if mu == 0:
+        return 0.0
+    a = float(ndtr(-epsilon / mu + mu / 2))
+    b = float(np.exp(epsilon + log_ndtr(-epsilon / mu - mu / 2)))
+    return max(0.0, a - b)
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """The ε of a μ-GDP mechanism at ``delta``: the root of :func:`gdp_delta` (ε, μ) = δ.
+
+    δ(ε) decreases from 2Φ(μ/2) − 1 at ε = 0 to 0, so the root is unique; it is found by
+    bisection to 1e-9 and the lower end is reported (an audit's lower bound is never
+    rounded up). 0.0 when μ-GDP already gives (0, δ)-DP.
+
+    Parameters
+    ----------
+    mu : float
+        μ ≥ 0.
+    delta : float
+        δ in (0, 1): at δ = 0 every μ > 0 has ε = ∞.
+    """
+    if not 0 < delta < 1:
+        raise ValueError(f"delta={delta!r} must be in (0, 1): a μ-GDP mechanism with μ > 0 has ε = ∞ at δ = 0; "
+                         "pass the δ of the (ε, δ) guarantee being audited, e.g. 1e-5")
+    if gdp_delta(0.0, mu) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while gdp_delta(hi, mu) > delta:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1e-9 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if gdp_delta(mid, mu) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _forced_mass(m: int, r: int, v: int, mu: float, tau: float) -> float:
+    """The least total probability that μ-GDP forces on W ∈ {0..v} once P[W ≥ v] ≥ τ: the
+    recursion of :func:`fdp_p_value`, stopped as soon as it exceeds 1 or adds nothing."""
+    a, b, total = v * tau, (r - v) * tau, tau  # A_v, B_v, mass at v
+    for i in range(v - 1, -1, -1):
+        y = a / m
+        need = m * float(ndtr(ndtri(y) - mu)) if y < 1 else float(m)  # m·f̄⁻¹(A_{i+1}/m)
+        if need <= b:
+            break  # (1) holds at u = i + 1 with no mass at i, and then at every lower u
+        q = (need - b) / (r - i)
+        a, b, total = a + i * q, b + (r - i) * q, total + q
+        if total > 1 + _MASS_SLACK:
+            break
+    return total
+
+
+def fdp_p_value(m: int, r: int, v: int, mu: float) -> float:
+    """Largest probability, under μ-GDP, of at least ``v`` correct guesses out of ``r``.
+
+    The f-DP counterpart of :func:`one_run_p_value`: the guessing game of Mahloujifar, Melis &
+    Chaudhuri (2024) under a Gaussian trade-off function, bounded by a recursion over the
+    number of correct guesses. The recursion is derived here as follows.
+
+    Setting. Canary j is in (S_j = +1) or out (S_j = −1) by a fair coin, independently; the
+    guesses T_j ∈ {−1, 0, +1}, at most r of them non-zero, are a function of the output;
+    W = #{j : T_j = S_j}. The hypothesis: with the other canaries fixed, the output under
+    S_j = +1 and under S_j = −1 are f-DP in both directions, f = G_μ,
+    G_μ(α) = Φ(Φ⁻¹(1 − α) − μ). Write f̄(x) = 1 − f(x) = Φ(Φ⁻¹(x) + μ), concave and
+    increasing: for every event E of the output, P_in(E) ≤ f̄(P_out(E)) and
+    P_out(E) ≤ f̄(P_in(E)).
+
+    Per canary. Take E± = {T_j = ±1, W_{−j} ≥ u − 1}, W_{−j} the correct guesses among the
+    other canaries. Under the inclusion that makes T_j right, E± is "j right and W ≥ u";
+    under the other it is "j wrong and W ≥ u − 1". Averaging the two signs, then the other
+    canaries' coins, then the m canaries, each time by the concavity of f̄:
+
+        (1)  E[W; W ≥ u] ≤ m · f̄(E[r − W; W ≥ u − 1] / m),   u = 1, …, r
+
+    (with R ≤ r guesses made, E[R − W; ·] ≤ E[r − W; ·] and f̄ increases). With e^ε x in
+    place of f̄ (ε-DP) Binomial(r, e^ε/(1 + e^ε)) meets every (1) with equality: Steinke et
+    al.'s worst case. G_μ lies above the (ε, δ)-DP curve that μ-GDP implies (they touch at
+    one point), so under G_μ (1) is stricter, most where the auditor's few most confident
+    guesses are all right; that is where the f-DP audit is tighter.
+
+    Worst case. The bound is the largest τ for which some distribution of W with
+    P[W ≥ v] = τ satisfies (1). Moving all mass at or above v to v keeps (1) (for u ≤ v its
+    left side shrinks and its right side grows; for u > v its left side becomes 0), so take
+    mass τ at v. Then for i = v − 1, …, 0, (1) at u = i + 1 needs B_i ≥ m f̄⁻¹(A_{i+1}/m)
+    with A_i = E[W; W ≥ i] and B_i = E[r − W; W ≥ i], and the least mass at i that gives it is
+
+        q_i = max(0, (m f̄⁻¹(A_{i+1}/m) − B_{i+1}) / (r − i)),   f̄⁻¹(y) = Φ(Φ⁻¹(y) − μ).
+
+    For a distribution meeting (1) with mass τ at v and none above, every tail P[W ≥ i] is
+    at least the recursion's Σ_{j≥i} q_j: (1) at u = i + 1 reads
+    (r − i) P[W ≥ i] ≥ Σ_{j>i} P[W ≥ j] + m f̄⁻¹(A_{i+1}/m), A_{i+1} = Σ_{j>i} P[W ≥ j] + i P[W ≥ i + 1],
+    increasing in the tails above i (induction down from v). If the recursion's total mass
+    exceeds 1, no distribution has P[W ≥ v] ≥ τ. The returned bound is the largest
+    τ whose forced mass is at most 1 (bisection to 1e-9, upper end; the mass grows with τ).
+
+    Parameters
+    ----------
+    m, r, v : int
+        Canaries, guesses, correct guesses (0 ≤ v ≤ r ≤ m).
+    mu : float
+        μ ≥ 0 of the hypothesis.
+
+    Returns
+    -------
+    float
+        A p-value for the hypothesis "μ-GDP with respect to each canary".
+    """
+    _check_counts(m, r, v)
+    if not 0 <= mu < np.inf:
+        raise ValueError(f"mu={mu!r} must be a finite number >= 0 (the Gaussian-DP parameter)")
+    if v == 0 or _forced_mass(m, r, v, mu, 1.0) <= 1 + _MASS_SLACK:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    while hi - lo > _P_TOL:
+        mid = 0.5 * (lo + hi)
+        if _forced_mass(m, r, v, mu, mid) <= 1 + _MASS_SLACK:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@functools.lru_cache(maxsize=4096)
+def fdp_mu_from_counts(m: int, r: int, v: int, confidence: float = 0.95) -> float:
+    """The μ that ``v`` correct guesses out of ``r`` (m canaries) prove, at ``confidence``.
+
+    μ is rejected when the recursion of :func:`fdp_p_value` forces more than probability 1
+    once P[W ≥ v] ≥ 1 − confidence, i.e. its p-value is below 1 − confidence. f̄⁻¹ falls as μ
+    grows, so the rejected μ are an interval [0, μ̂); μ̂ is found by bisection to 1e-7 and the
+    rejecting end is reported. As for :func:`epsilon_from_counts`, μ̂ is a function of v,
+    so P[μ̂ > true μ] ≤ 1 − confidence.
+
+    Returns
+    -------
+    float
+        The lower bound on μ; 0.0 when even μ = 0 (no leakage) is not rejected.
+    """
+    _check_counts(m, r, v)
+    _check_confidence(confidence)
+    alpha = 1.0 - confidence
+
+    def rejects(mu: float) -> bool:
+        return v > 0 and _forced_mass(m, r, v, mu, alpha) > 1 + _MASS_SLACK
+
+    if not rejects(0.0):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while rejects(hi) and hi < _MU_MAX:
+        lo, hi = hi, 2 * hi
+    if rejects(hi):
+        return hi
+    while hi - lo > _MU_TOL:
+        mid = 0.5 * (lo + hi)
+        if rejects(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@functools.lru_cache(maxsize=4096)
+def fdp_epsilon_from_counts(m: int, r: int, v: int, delta: float, confidence: float = 0.95) -> float:
+    """The f-DP audit's ε: the largest ε whose Gaussian curve the counts reject, at ``delta``.
+
+    Mahloujifar, Melis & Chaudhuri (2024): the hypothesis is "μ-GDP with respect to each
+    canary"; ε and μ are tied at the run's δ by Dong, Roth & Su (2022), Corollary 2.13
+    (:func:`gdp_epsilon`). Two valid p-values bound the same P[W ≥ v] under μ-GDP: the
+    recursion's (:func:`fdp_p_value`), and the one-run bound's at ε = gdp_epsilon(μ, δ)
+    (:func:`one_run_p_value`), because μ-GDP implies that (ε, δ)-DP. Their minimum is a
+    p-value too, with no split of the confidence, so
+
+        ε̂ = max(gdp_epsilon(:func:`fdp_mu_from_counts`, δ), :func:`epsilon_from_counts`).
+
+    Hence ε̂ is never below the one-run bound on the same counts; the recursion is the larger
+    of the two except close to ε = 0 (docs/privacy.md, "The f-DP bound").
+
+    Assumption: ε̂ says the run is not μ-GDP for the μ whose ε at δ is below ε̂. Read as a
+    bound on the run's own ε at δ it assumes the run's trade-off curve is Gaussian (the
+    Gaussian mechanism; approximately, many compositions of subsampled Gaussians). A
+    mechanism with another curve, randomized response for one, can be (ε, δ)-DP and still
+    fail the μ-GDP test of that ε.
+
+    Parameters
+    ----------
+    m, r, v : int
+        Canaries, guesses, correct guesses.
+    delta : float
+        δ in (0, 1) at which μ is converted to ε (the run's δ).
+    confidence : float
+        Probability that the bound holds, in (0, 1).
+
+    Returns
+    -------
+    float
+        The lower bound on ε; 0.0 when the counts reject nothing.
+    """
+    _check_counts(m, r, v)
+    _check_confidence(confidence)
+    if not 0 < delta < 1:
+        raise ValueError(f"delta={delta!r} must be in (0, 1): the f-DP bound converts μ to ε at the run's δ, and "
+                         "every μ > 0 has ε = ∞ at δ = 0; pass the δ of the guarantee being audited, e.g. 1e-5")
+    mu = fdp_mu_from_counts(m, r, v, confidence)
+    return max(gdp_epsilon(mu, delta) if mu > 0 else 0.0, epsilon_from_counts(m, r, v, delta, confidence))
+
+
 def guess(scores, k_pos: int, k_neg: int) -> np.ndarray:
     """Guesses +1 ("in") for the ``k_pos`` highest scores, −1 ("out") for the ``k_neg``
     lowest, 0 (abstain) for the rest.
@@ -291,18 +537,39 @@ def best_k_epsilon_lower_bound(scores, included, delta: float, confidence: float
     AuditResult
         The best k's result, with ``confidence`` the overall one and ``choices = len(ks)``.
     """
+    return _best_k(scores, included, delta, confidence, ks, fdp=False)
+
+
+def fdp_epsilon_lower_bound(scores, included, k_pos: int, k_neg: int, delta: float,
+                            confidence: float = 0.95) -> AuditResult:
+    """Audit with one fixed (k+, k−) by the f-DP bound: :func:`one_run_epsilon_lower_bound`'s
+    guesses, tested against μ-GDP (:func:`fdp_epsilon_from_counts`; Mahloujifar, Melis &
+    Chaudhuri 2024). ``delta`` must be in (0, 1); the result's ``mu`` is the μ the recursion
+    rejects. To choose k, use :func:`best_k_fdp_epsilon_lower_bound`."""
+    return _audit(scores, included, k_pos, k_neg, delta, confidence, choices=1, fdp=True)
+
+
+def best_k_fdp_epsilon_lower_bound(scores, included, delta: float, confidence: float = 0.95,
+                                   ks: Sequence[int] | None = None) -> AuditResult:
+    """:func:`best_k_epsilon_lower_bound` with the f-DP bound: the same declared grid of k
+    (:func:`default_k_grid`), each k tested at significance (1 − confidence)/len(ks) (the
+    same Bonferroni split, so the best holds at ``confidence``), the largest ε kept."""
+    return _best_k(scores, included, delta, confidence, ks, fdp=True)
+
+
+def _best_k(scores, included, delta, confidence, ks, fdp: bool) -> AuditResult:
     _check_confidence(confidence)
     m = len(_as_scores(scores))
     ks = default_k_grid(m) if ks is None else [int(k) for k in ks]
     if not ks or len(set(ks)) != len(ks):
         raise ValueError(f"ks={ks!r} must be a non-empty list of distinct guess counts per side, e.g. [10, 50, 100]")
     per_choice = 1.0 - (1.0 - confidence) / len(ks)
-    results = [_audit(scores, included, k, k, delta, per_choice, choices=len(ks)) for k in ks]
+    results = [_audit(scores, included, k, k, delta, per_choice, choices=len(ks), fdp=fdp) for k in ks]
     best = max(results, key=lambda res: res.epsilon)
     return AuditResult(**{**best.to_dict(), "confidence": confidence})
 
 
-def _audit(scores, included, k_pos, k_neg, delta, confidence, choices) -> AuditResult:
+def _audit(scores, included, k_pos, k_neg, delta, confidence, choices, fdp: bool = False) -> AuditResult:
     s = _as_scores(scores)
     inc = np.asarray(included)
     if inc.shape != s.shape or inc.dtype != bool:
@@ -312,9 +579,14 @@ def _audit(scores, included, k_pos, k_neg, delta, confidence, choices) -> AuditR
     truth = np.where(inc, 1, -1)
     correct = int(np.sum(g == truth))  # abstentions (0) never match ±1
     m, r = len(s), k_pos + k_neg
-    eps = epsilon_from_counts(m, r, correct, float(delta), float(confidence))
+    extra = {}
+    if fdp:
+        eps = fdp_epsilon_from_counts(m, r, correct, float(delta), float(confidence))
+        extra = {"bound": "f-DP", "mu": fdp_mu_from_counts(m, r, correct, float(confidence))}
+    else:
+        eps = epsilon_from_counts(m, r, correct, float(delta), float(confidence))
     return AuditResult(epsilon=eps, m=m, k_pos=k_pos, k_neg=k_neg, guesses=r, correct=correct,
-                       delta=float(delta), confidence=float(confidence), choices=choices)
+                       delta=float(delta), confidence=float(confidence), choices=choices, **extra)
 
 
 def _float64(x) -> np.ndarray:

@@ -276,7 +276,10 @@ AUDIT_INTRO = ("What a neighbour who sees one agent's messages can provably lear
                "the one-run audit of Steinke, Nasr & Jagielski (2023), MNIST at each paper's N and batch size (the "
                "DPDL paper's for DPDL and its baselines), for the rounds shown (the accountant's ε is for those "
                "rounds). An audited ε above the nominal one proves, at 95% confidence, that the stated ε does not "
-               "hold ([docs/privacy.md](docs/privacy.md), \"Auditing\").")
+               "hold ([docs/privacy.md](docs/privacy.md), \"Auditing\"). Beside it, the f-DP audit of Mahloujifar, "
+               "Melis & Chaudhuri (2024) from the same guesses: tighter, and a lower bound on ε where the mechanism's "
+               "trade-off curve is Gaussian (docs/privacy.md, \"The f-DP bound\"); the verdict reads the one-run "
+               "bound, which assumes nothing about that curve.")
 
 
 def _audit_summary() -> pd.DataFrame:

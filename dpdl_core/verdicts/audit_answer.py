@@ -1,5 +1,6 @@
 """The privacy audit in the answer: per mechanism, the nominal ε, the accountant's ε (an
-upper bound) and the audited ε (a lower bound at 95% confidence) side by side, as a table
+upper bound) and the audited ε (a lower bound at 95% confidence) side by side, the one-run
+bound's and beside it the f-DP bound's (tighter, for a Gaussian trade-off curve), as a table
 for the README and docs/answer.md and as a figure (:func:`audit_summary`,
 :func:`audit_markdown`, :func:`audit_figure`). The audits themselves are
 :mod:`dpdl_core.runs.audit_run`'s committed results (``results/audit/``)."""
@@ -19,11 +20,14 @@ _NOISE = {"authors_code": "paper", "rdp": "equal ε", "per_message": "paper (σ_
 def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per audited mechanism and noise (seeds together): nominal, accountant and
     audited ε (the informed observer's, the strongest; every seed's, and the smallest, which
-    is the bound that holds for each of them), and whether the stated ε is violated (the
-    smallest audited ε above the nominal one)."""
+    is the bound that holds for each of them), the same by the f-DP bound (``audited_fdp``,
+    ``audited_fdp_min``, NaN where the table has none), and whether the stated ε is violated
+    (the smallest one-run audited ε above the nominal one: the verdict needs no assumption on
+    the shape of the mechanism's trade-off curve)."""
     if table.empty:
         return pd.DataFrame(columns=["mechanism", "noise", "channel", "rounds", "nominal", "accountant", "audited",
-                                     "audited_min", "neighbour", "seeds", "m", "stated"])
+                                     "audited_min", "audited_fdp", "audited_fdp_min", "neighbour", "seeds", "m",
+                                     "stated"])
     rows = []
     keys = ["mechanism", "sigma_rule", "epsilon_nominal", "channel", "rounds", "m"]
     for (mechanism, rule, nominal, channel, rounds, m), g in table.groupby(keys, sort=False, dropna=False):
@@ -31,12 +35,14 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
         noise = "none (σ = 0)" if not np.isfinite(nominal) else _NOISE.get(rule, rule)
         audited = g["epsilon_audit_informed"].tolist()
         low = float(min(audited))
+        fdp = (g["epsilon_audit_fdp_informed"].astype(float).tolist() if "epsilon_audit_fdp_informed" in g
+               else [np.nan] * len(g))
         stated = ("— (no noise: the audit's power)" if not np.isfinite(nominal) else
                   "violated" if low > nominal else "not shown violated")
         rows.append({"mechanism": mechanism, "noise": noise, "channel": channel, "rounds": int(rounds),
                      "nominal": nominal, "accountant": float(g["epsilon_accountant"].max()), "audited": audited,
-                     "audited_min": low, "neighbour": g["epsilon_audit"].tolist(), "seeds": len(g), "m": int(m),
-                     "stated": stated})
+                     "audited_min": low, "audited_fdp": fdp, "audited_fdp_min": float(np.min(fdp)),
+                     "neighbour": g["epsilon_audit"].tolist(), "seeds": len(g), "m": int(m), "stated": stated})
     frame = pd.DataFrame(rows)
     return frame.sort_values(["noise", "mechanism"], key=lambda c: c.map(_noise_rank) if c.name == "noise" else c,
                              kind="stable").reset_index(drop=True)
@@ -53,41 +59,50 @@ def _num(x: float) -> str:
     return f"{x:.2g}" if x < 100 else f"{x:,.0f}" if x < 1e5 else f"{x:.1e}".replace("e+0", "e")
 
 
+def _bounds(values) -> str:
+    return " / ".join("—" if not np.isfinite(a) else f"{a:.2f}" for a in values)
+
+
 def audit_markdown(summary: pd.DataFrame, detail: bool = False) -> list[str]:
-    """The table's lines (the rounds each audit ran: the accountant's ε is for them);
-    ``detail`` adds the neighbour's audit, the channel, seeds and canaries (docs/answer.md)."""
-    head = "| mechanism | noise | rounds | nominal ε | accountant ε (upper) | audited ε ≥, 95% (lower) | the stated ε |"
+    """The table's lines (the rounds each audit ran: the accountant's ε is for them): the
+    one-run audited ε, which the verdict on the stated ε reads, then the f-DP audited ε (a
+    lower bound if the mechanism's trade-off curve is Gaussian); ``detail`` adds the
+    neighbour's audit, the channel, seeds and canaries (docs/answer.md)."""
+    head = ("| mechanism | noise | rounds | nominal ε | accountant ε (upper) | audited ε ≥, 95% (lower) | "
+            "f-DP audited ε ≥, 95% (Gaussian curve) | the stated ε |")
     if detail:
         head += " neighbour's audit | channel | seeds | canaries |"
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in summary.itertuples():
-        audited = " / ".join(f"{a:.2f}" for a in r.audited)
-        row = (f"| {r.mechanism} | {r.noise} | {r.rounds:,} | {_num(r.nominal)} | {_num(r.accountant)} | {audited} | "
-               f"{r.stated} |")
+        row = (f"| {r.mechanism} | {r.noise} | {r.rounds:,} | {_num(r.nominal)} | {_num(r.accountant)} | "
+               f"{_bounds(r.audited)} | {_bounds(r.audited_fdp)} | {r.stated} |")
         if detail:
-            row += f" {' / '.join(f'{a:.2f}' for a in r.neighbour)} | {r.channel} | {r.seeds} | {r.m:,} |"
+            row += f" {_bounds(r.neighbour)} | {r.channel} | {r.seeds} | {r.m:,} |"
         lines.append(row)
     return lines
 
 
 def audit_figure(summary: pd.DataFrame):
-    """Per mechanism and noise, the three ε on a log axis: nominal, accountant (upper bound)
-    and audited (lower bound, the smallest over seeds)."""
+    """Per mechanism and noise, the ε on a log axis: nominal, accountant (upper bound),
+    audited (lower bound, the smallest over seeds) and the f-DP audited (the same, for a
+    Gaussian trade-off curve)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     s = summary.iloc[::-1].reset_index(drop=True)
-    fig, ax = plt.subplots(figsize=(8.0, 0.45 * len(s) + 1.3))
+    fig, ax = plt.subplots(figsize=(8.0, 0.6 * len(s) + 1.3))
     y = np.arange(len(s))
     floor = 1e-2
-    for offset, col, colour, label in ((0.25, "nominal", "#7f7f7f", "nominal ε (the paper's label)"),
-                                       (0.0, "accountant", "#1f77b4", "accountant ε (upper bound)"),
-                                       (-0.25, "audited_min", "#d62728", "audited ε (lower bound, 95%)")):
+    for offset, col, colour, label in ((0.3, "nominal", "#7f7f7f", "nominal ε (the paper's label)"),
+                                       (0.1, "accountant", "#1f77b4", "accountant ε (upper bound)"),
+                                       (-0.1, "audited_min", "#d62728", "audited ε (lower bound, 95%)"),
+                                       (-0.3, "audited_fdp_min", "#ff9896",
+                                        "f-DP audited ε (lower bound, 95%,\nif the curve is Gaussian)")):
         values = s[col].to_numpy(dtype=float)
         values = np.where(np.isfinite(values), np.maximum(values, floor), np.nan)
-        ax.barh(y + offset, values, height=0.24, color=colour, label=label, left=0)
+        ax.barh(y + offset, values, height=0.19, color=colour, label=label, left=0)
     ax.set_xscale("log")
     ax.set_yticks(y, [f"{r.mechanism} ({r.noise})" for r in s.itertuples()], fontsize=7)
     ax.set_xlabel(f"ε (log scale; values below {floor:g} drawn at {floor:g}; ∞ not drawn)")
