@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from dpdl_core.runs.audit_run import AUDIT_DIR, AuditSpec, audit_path, audit_run, main
+from dpdl_core.runs.audit_run import AUDIT_DIR, AuditSpec, audit_cached, audit_path, audit_run, audit_table, main
 from dpdl_core.runs.config import ExperimentConfig
 from dpdl_core.runs.input_canaries import draw_input_canaries
 from dpdl_core.runs.runner import prepare
 from dpdl_core.sim.audit import input_canary_scores
+from dpdl_core.verdicts.audit_answer import audit_summary
 
 
 def one_agent_dpsgd(sigma: float, seed: int = 0, rounds: int = 100, **changes) -> ExperimentConfig:
@@ -100,6 +101,23 @@ def test_gradient_spec_hashes_are_unchanged():
     assert spec.hash() == AuditSpec(kind="input", canary="mislabelled", score="loss", observed="final").hash()
     assert len({spec.hash(), AuditSpec().hash(), AuditSpec(kind="input", canary="out_of_distribution").hash(),
                 AuditSpec(kind="input", observed="every_round").hash()}) == 4
+
+
+def test_stored_beside_a_gradient_audit_and_kept_out_of_the_answer(tmp_path):
+    """Both kinds of one run are stored under their own keys; the table tells them apart and
+    the answer's summary (the informed observer's audits) reads the gradient one only."""
+    torch.set_num_threads(1)
+    cfg = one_agent_dpsgd(2.0, rounds=5)
+    gradient = audit_cached(cfg, AuditSpec(m=100), tmp_path)
+    inputs = audit_cached(cfg, AuditSpec(m=100, kind="input", canary="out_of_distribution"), tmp_path)
+    assert inputs["spec_hash"] != gradient["spec_hash"] and len(list(tmp_path.glob("*.json"))) == 2
+    table = audit_table(tmp_path).set_index("kind")
+    assert set(table.index) == {"gradient", "input (out_of_distribution, loss, final)"}
+    row = table.loc["input (out_of_distribution, loss, final)"]
+    assert row["channel"] == "models" and np.isnan(row["epsilon_audit_informed"])
+    assert row["epsilon_audit_fdp"] == inputs["epsilon_audit_fdp"] and row["epsilon_audit"] <= row["epsilon_accountant"]
+    summary = audit_summary(audit_table(tmp_path))
+    assert len(summary) == 1 and summary.loc[0, "channel"] == "gradient"
 
 
 def test_committed_audits_are_still_found():

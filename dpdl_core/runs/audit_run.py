@@ -470,7 +470,7 @@ def _json_default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
+TABLE_COLUMNS = ["mechanism", "algorithm", "kind", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
                  "epsilon_audit", "epsilon_audit_informed", "epsilon_audit_fdp", "epsilon_audit_fdp_informed",
                  "confidence", "m", "rounds", "seed", "q", "sigma",
                  "guesses", "correct", "config_hash", "spec_hash"]
@@ -510,10 +510,19 @@ def fdp_epsilon(record: dict, informed: bool = False) -> float | None:
     return fdp_epsilon_from_counts(counts["m"], counts["guesses"], counts["correct"], counts["delta"], confidence)
 
 
+def _kind(spec: dict) -> str:
+    """``gradient``, or ``input`` with the canaries and where they are scored, e.g.
+    ``input (mislabelled, loss, final)``."""
+    if spec.get("kind", "gradient") == "gradient":
+        return "gradient"
+    return f"input ({spec['canary']}, {spec['score']}, {spec['observed']})"
+
+
 def audit_table(root: str | Path | None = None) -> pd.DataFrame:
-    """One row per stored audit under ``root`` (default ``results/audit``): mechanism,
-    nominal ε, accountant ε (upper), audited ε (lower, at ``confidence``) for the neighbour
-    and for the informed observer, by the one-run bound and by the f-DP bound
+    """One row per stored audit under ``root`` (default ``results/audit``): mechanism, the
+    canaries' kind (:func:`_kind`), nominal ε, accountant ε (upper), audited ε (lower, at
+    ``confidence``) for the neighbour and for the informed observer (None for input
+    canaries), by the one-run bound and by the f-DP bound
     (:func:`fdp_epsilon`), m, rounds, and the run's q, σ and the neighbour's counts.
     Empty (with the columns) when nothing is stored."""
     rows = []
@@ -522,6 +531,7 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
         rows.append({
             "mechanism": display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
             "algorithm": r["algorithm"],
+            "kind": _kind(r["spec"]),
             "sigma_rule": r["sigma_rule"],
             "channel": r["channel"],
             "epsilon_nominal": r["epsilon_nominal"],
