@@ -1,7 +1,7 @@
 """Input-space canaries (AuditSpec(kind="input"), dpdl_core.runs.input_canaries): their audit
 stays below a small accountant ε over seeds (soundness), is clearly positive without noise
 (power), the canaries are what the spec says, the gradient kind's spec hashes and the committed
-audits' keys are unchanged, and bad options say what to pass."""
+audits' keys are unchanged, the run is otherwise the plain run, and bad options say what to pass."""
 import json
 
 import numpy as np
@@ -10,9 +10,10 @@ import torch
 
 from dpdl_core.runs.audit_run import AUDIT_DIR, AuditSpec, audit_cached, audit_path, audit_run, audit_table, main
 from dpdl_core.runs.config import ExperimentConfig
-from dpdl_core.runs.input_canaries import draw_input_canaries
+from dpdl_core.runs.input_canaries import InputCanaryAuditor, draw_input_canaries
 from dpdl_core.runs.runner import prepare
 from dpdl_core.sim.audit import input_canary_scores
+from dpdl_core.sim.loop import training_rounds
 from dpdl_core.verdicts.audit_answer import audit_summary
 
 
@@ -73,6 +74,37 @@ def test_canaries_are_unseen_images_with_another_label():
     assert ood.min() >= prep.x_train.min() and ood.max() <= prep.x_train.max()
     with pytest.raises(ValueError, match="smaller m"):
         draw_input_canaries(prep, len(prep.data.y_train) + len(prep.data.y_test), "mislabelled")
+
+
+def test_the_run_is_otherwise_unchanged():
+    """With every canary out the run is the plain run, bit for bit; with every canary in, the
+    run's batch, noise and dropout streams end where the plain run's do (a CNN with dropout,
+    whose per-sample masks the canaries' gradients draw too)."""
+    torch.set_num_threads(1)
+    cfg = ExperimentConfig(dataset="cifar10", model="dpdl_cnn_authors_dropout", algorithm="dp_dpsgd",
+                           topology="fully_connected", n_agents=1, train_samples=64, batch_size=8, rounds=3,
+                           epsilon=None, sigma_rule="fixed", sigma=1.0, clip=1.0, lr=0.1, eval_every=3,
+                           per_sample_strategy="bookkeeping")
+
+    def train(included):
+        prep = prepare(cfg)
+        state = prep.algorithm.init_state(prep.initial_models())
+        taps = []
+        if included is not None:
+            x, y = draw_input_canaries(prep, 10, "mislabelled")
+            taps = [InputCanaryAuditor(prep, 10, 0, x, y, np.full(10, included), q=1.0)]
+            taps[0].install()
+        for _ in training_rounds(prep, state, 1, cfg.rounds, taps=taps):
+            pass
+        streams = [g.get_state() for g in (prep.engine.dropout_generator, prep.rngs.batches, prep.rngs.noise)]
+        return state["x"], streams, taps
+
+    plain, plain_streams, _ = train(None)
+    out, out_streams, _ = train(False)
+    assert torch.equal(plain, out) and all(torch.equal(a, b) for a, b in zip(plain_streams, out_streams))
+    inside, in_streams, (auditor,) = train(True)
+    assert auditor.participations.tolist() == [3] * 10 and not torch.equal(plain, inside)
+    assert all(torch.equal(a, b) for a, b in zip(plain_streams, in_streams))
 
 
 def test_input_canary_scores():

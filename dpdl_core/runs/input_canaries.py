@@ -25,7 +25,8 @@ victim's models alone (black-box).
 
 The injection wraps the engine's two kernels on the run's own instance
 (:class:`InputCanaryAuditor`); the training loop, the algorithms and the kernels are
-unchanged, and the batches and the noise come from the run's own streams.
+unchanged, and the batches, the noise and the dropout masks come from the run's own streams
+as they would without canaries.
 """
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ class InputCanaryAuditor:
             rows, cx, cy = self._canaries(data_index)
             if cx is not None:
                 # Each canary is one clipping unit of its own.
-                extra, _ = clipped(X[rows], torch.zeros_like(rows), cx, cy, clip, 1)
+                extra, _ = self._aside(clipped, X[rows], torch.zeros_like(rows), cx, cy, clip, 1)
                 sums[rows] += extra
             return sums, losses
 
@@ -126,12 +127,24 @@ class InputCanaryAuditor:
             rows, cx, cy = self._canaries(data_index)
             if cx is not None:
                 B, s = yb.shape[1], cy.shape[1]
-                extra, _ = gradients(X[rows], torch.zeros_like(rows), cx, cy)
+                extra, _ = self._aside(gradients, X[rows], torch.zeros_like(rows), cx, cy)
                 grads[rows] = (B * grads[rows] + s * extra) / (B + s)
             return grads, losses
 
         engine.clipped_sums = clipped_sums
         engine.batch_gradients = batch_gradients
+
+    def _aside(self, kernel, *args):
+        """``kernel(*args)`` on the canaries, leaving the run's dropout stream where it was
+        (a model with dropout draws the canaries' masks from it, then the run draws its own
+        masks as it would without canaries)."""
+        stream = self.prep.engine.dropout_generator
+        kept = None if stream is None else stream.get_state()
+        try:
+            return kernel(*args)
+        finally:
+            if kept is not None:
+                stream.set_state(kept)
 
     def _canaries(self, data_index):
         """The rows computed from the victim's batch and this round's sampled canaries as a
