@@ -104,7 +104,7 @@ class InputCanaryAuditor:
         self.sampling = torch.Generator().manual_seed(derive_seed(prep.config.seed, "audit", "sampling"))
         self.active = torch.zeros(m, dtype=torch.bool)
         self.participations = torch.zeros(m, dtype=torch.long)
-        self.injections = 0  # gradients of the victim's batch that received the round's canaries
+        self.injections = 0  # gradients computed from the victim's batch (where sampled canaries enter)
         self.observed = 0  # victim's models scored
         self.total = np.zeros(m)
 
