@@ -1,5 +1,6 @@
-"""The empirical privacy audit of a training run: gradient canaries in one agent, one observed
-channel, an ε lower bound (:mod:`dpdl_core.sim.audit`) beside the nominal and the accountant's ε.
+"""The empirical privacy audit of a training run: gradient (or input) canaries in one agent,
+one observed channel (or its models), an ε lower bound (:mod:`dpdl_core.sim.audit`) beside the
+nominal and the accountant's ε.
 
 :func:`audit_run` trains a config with m white-box gradient canaries (Steinke, Nasr &
 Jagielski 2023; docs/privacy.md, "Auditing") in one victim agent:
@@ -44,6 +45,11 @@ The injection wraps the engine's ``clipped_sums`` (or ``batch_gradients`` and th
 algorithms and the kernels are unchanged, and the batches and noise come from the run's own
 streams.
 
+``AuditSpec(kind="input")`` puts input-space canaries in the victim's data instead:
+mislabelled or out-of-distribution examples, sampled and clipped like the victim's own, and
+scored by an observer of the victim's models alone (black-box;
+:mod:`dpdl_core.runs.input_canaries`).
+
 Results go to ``results/audit/<config hash>-<spec hash>.json`` (:func:`audit_path`), written
 atomically; :func:`audit_cached` skips a pair already stored. :func:`audit_table` reads them.
 
@@ -67,6 +73,7 @@ import torch
 from ..home import REPO_ROOT
 from ..sim.algorithms import display_name
 from ..sim.audit import (
+    INPUT_SCORES,
     best_k_epsilon_lower_bound,
     best_k_fdp_epsilon_lower_bound,
     draw_inclusion,
@@ -77,13 +84,17 @@ from ..sim.data import data_record
 from ..sim.loop import training_rounds
 from ..sim.seeding import derive_seed
 from .config import ExperimentConfig
+from .input_canaries import CANARIES, OBSERVED, InputCanaryAuditor, draw_input_canaries
 from .results import atomic_write_bytes
 from .runner import prepare
 
 __all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path",
            "audit_table", "batch_clipped", "fdp_epsilon", "main"]
 
-KINDS = ("gradient",)
+KINDS = ("gradient", "input")
+# Fields whose value at the default is left out of the spec's hash (added after audits were
+# stored under the hash of the other fields).
+HASHED_UNLESS = {"canary": None, "score": None, "observed": None}
 # The channel whose messages carry the victim's noisy clipped sums, per algorithm.
 DEFAULT_CHANNELS = {"dpdl": "CG", "dp_cga": "CG", "pdsl": "CG"}
 # Channels whose messages contain +(clipped sum)/B: the score's sign is right on them.
@@ -100,12 +111,16 @@ class AuditSpec:
     Attributes
     ----------
     m : int
-        Canaries (at most the model's parameter count).
-    kind : {"gradient"}
-        White-box gradient canaries (Dirac directions).
+        Canaries (gradient canaries: at most the model's parameter count).
+    kind : {"gradient", "input"}
+        ``gradient``: white-box gradient canaries (Dirac directions), scored from one channel
+        of the victim's messages. ``input``: input-space canaries, real examples in the
+        victim's data (:mod:`dpdl_core.runs.input_canaries`), scored from the victim's models
+        alone (black-box).
     channel : str, optional
-        The channel the observer keeps (``CG``, ``MM``, ``gradient``); ``None``: the
-        algorithm's in :data:`DEFAULT_CHANNELS`, else ``gradient``.
+        The channel the gradient-canary observer keeps (``CG``, ``MM``, ``gradient``);
+        ``None``: the algorithm's in :data:`DEFAULT_CHANNELS`, else ``gradient``. Input
+        canaries are scored from models: leave it ``None``.
     victim : int, optional
         The agent holding the canaries; ``None``: the agent with the fewest training samples
         (the largest sampling rate, the largest accountant ε).
@@ -113,6 +128,15 @@ class AuditSpec:
         Of the lower bound.
     delta : float, optional
         δ of the audited (ε, δ) hypothesis; ``None``: the config's δ.
+    canary : {"mislabelled", "out_of_distribution"}, optional
+        The input canaries (kind ``input`` only; default ``mislabelled``).
+    score : {"loss", "margin"}, optional
+        The input canaries' score at each observed model (kind ``input`` only; default
+        ``loss``): :func:`~dpdl_core.sim.audit.input_canary_scores`.
+    observed : {"final", "every_round"}, optional
+        The victim's models the input canaries are scored at (kind ``input`` only; default
+        ``final``): the model the run ends with, or the model after every round, scores
+        summed.
     """
 
     m: int = 1000
@@ -121,12 +145,21 @@ class AuditSpec:
     victim: int | None = None
     confidence: float = 0.95
     delta: float | None = None
+    canary: str | None = None
+    score: str | None = None
+    observed: str | None = None
 
     def __post_init__(self):
         if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 2:
             raise ValueError(f"m={self.m!r} must be an integer >= 2 (the number of canaries)")
         if self.kind not in KINDS:
             raise ValueError(f"kind={self.kind!r} is not known; allowed values: {list(KINDS)}")
+        if self.kind == "input":
+            self._check_input()
+        for name in HASHED_UNLESS:
+            if self.kind == "gradient" and getattr(self, name) is not None:
+                raise ValueError(f"{name}={getattr(self, name)!r} is an option of input canaries: pass "
+                                 f"kind='input', or leave {name} unset for gradient canaries")
         if self.channel is not None and self.channel not in GRADIENT_CHANNELS:
             raise ValueError(f"channel={self.channel!r}: the gradient-canary score reads a channel that carries "
                              f"+(clipped sum)/B; allowed values: {list(GRADIENT_CHANNELS)}")
@@ -135,14 +168,33 @@ class AuditSpec:
         if self.delta is not None and not 0 <= self.delta < 1:
             raise ValueError(f"delta={self.delta!r} must be in [0, 1)")
 
+    def _check_input(self) -> None:
+        """Input canaries: fill in the default canary and score, check them and the channel."""
+        object.__setattr__(self, "canary", self.canary or CANARIES[0])
+        object.__setattr__(self, "score", self.score or INPUT_SCORES[0])
+        object.__setattr__(self, "observed", self.observed or OBSERVED[0])
+        if self.canary not in CANARIES:
+            raise ValueError(f"canary={self.canary!r} is not known; allowed values: {list(CANARIES)}")
+        if self.score not in INPUT_SCORES:
+            raise ValueError(f"score={self.score!r} is not known; allowed values: {list(INPUT_SCORES)}")
+        if self.observed not in OBSERVED:
+            raise ValueError(f"observed={self.observed!r} is not known; allowed values: {list(OBSERVED)}")
+        if self.channel is not None:
+            raise ValueError(f"channel={self.channel!r}: input canaries are scored from the victim's models, "
+                             f"not from a channel; leave channel unset")
+
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     def hash(self) -> str:
-        """16 hex digits of the spec's canonical JSON."""
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        """16 hex digits of the spec's canonical JSON, without the fields of
+        :data:`HASHED_UNLESS` at their defaults (so a spec of the gradient kind keeps its hash)."""
+        spec = {k: v for k, v in self.to_dict().items() if not (k in HASHED_UNLESS and v == HASHED_UNLESS[k])}
+        return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
     def channel_for(self, algorithm: str) -> str:
+        if self.kind == "input":
+            return "models"
         return self.channel or DEFAULT_CHANNELS.get(algorithm, "gradient")
 
 
@@ -289,6 +341,11 @@ def _victim(prep, spec: AuditSpec) -> int:
 def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False) -> dict:
     """Train ``config`` for its ``rounds`` with ``spec``'s canaries and audit one channel.
 
+    Input canaries (``spec.kind == "input"``, :mod:`dpdl_core.runs.input_canaries`) are
+    scored from the victim's models: their ``channel`` is ``models``, ``messages_observed``
+    counts the models scored, and the informed observer's entries and
+    ``unmatched_messages`` are None.
+
     Returns
     -------
     dict
@@ -312,40 +369,49 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
     start = time.perf_counter()
     prep = prepare(config)
     P = prep.engine.P
-    if spec.m > P:
+    if spec.kind == "gradient" and spec.m > P:
         raise ValueError(f"m={spec.m} canaries need m distinct coordinates; the model has P={P}")
     victim = _victim(prep, spec)
     n_victim = int(prep.sizes[victim])
     q = min(1.0, config.batch_size / n_victim)
-    coords = torch.randperm(P, generator=torch.Generator().manual_seed(
-        derive_seed(config.seed, "audit", "directions")))[: spec.m]
+    if spec.kind == "input":
+        x, y = draw_input_canaries(prep, spec.m, spec.canary)
+    else:
+        coords = torch.randperm(P, generator=torch.Generator().manual_seed(
+            derive_seed(config.seed, "audit", "directions")))[: spec.m]
     included = draw_inclusion(spec.m, np.random.default_rng(derive_seed(config.seed, "audit", "inclusion")))
-    auditor = CanaryAuditor(prep, spec, victim, coords, included, q)
+    if spec.kind == "input":
+        auditor = InputCanaryAuditor(prep, spec.m, victim, x, y, included, q, spec.score, spec.observed)
+    else:
+        auditor = CanaryAuditor(prep, spec, victim, coords, included, q)
     state = prep.algorithm.init_state(prep.initial_models())
     auditor.install()
     try:
         for t, losses in training_rounds(prep, state, 1, config.rounds, taps=[auditor]):
             if not auditor.injections:
                 raise ValueError(f"{config.algorithm} released nothing from agent {victim}'s batch in round {t} "
-                                 f"through a clipped sum or a batch-clipped gradient: the gradient canaries have "
-                                 f"nowhere to enter")
+                                 f"through a clipped sum or a batch-clipped gradient: the {spec.kind} canaries "
+                                 f"have nowhere to enter")
             if progress:
                 print(f"\r  round {t}/{config.rounds} loss {float(losses.mean()):.3g}", end="", file=sys.stderr)
     finally:
         auditor.uninstall()
         if progress:
             print(file=sys.stderr)
-    if not auditor.observed:
+    if spec.kind == "input":
+        auditor.finish(state)
+    elif not auditor.observed:
         raise ValueError(f"channel {auditor.channel!r} showed no message of agent {victim}; "
                          f"pick another AuditSpec.channel")
     delta = config.delta if spec.delta is None else spec.delta
     result = best_k_epsilon_lower_bound(auditor.scores(), included, delta, spec.confidence)
     informed = informed_fdp = fdp = None
-    if not auditor.unmatched:
+    unmatched = getattr(auditor, "unmatched", None)  # None: input canaries have no informed observer
+    if unmatched == 0:
         informed = best_k_epsilon_lower_bound(auditor.informed_scores(), included, delta, spec.confidence)
     if delta > 0:
         fdp = best_k_fdp_epsilon_lower_bound(auditor.scores(), included, delta, spec.confidence)
-        if not auditor.unmatched:
+        if unmatched == 0:
             informed_fdp = best_k_fdp_epsilon_lower_bound(auditor.informed_scores(), included, delta, spec.confidence)
     report = prep.sigma_report
     in_parts = auditor.participations[torch.as_tensor(included)].double()
@@ -358,7 +424,7 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         "victim": victim,
         "victim_samples": n_victim,
         "q": q,
-        "channel": auditor.channel,
+        "channel": spec.channel_for(config.algorithm),
         "rounds": config.rounds,
         "epsilon_nominal": config.epsilon,
         "epsilon_accountant": float(report.epsilon_rdp[victim]),
@@ -372,7 +438,7 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         "audit_fdp": None if fdp is None else fdp.to_dict(),
         "epsilon_audit_fdp_informed": None if informed_fdp is None else informed_fdp.epsilon,
         "audit_fdp_informed": None if informed_fdp is None else informed_fdp.to_dict(),
-        "unmatched_messages": auditor.unmatched,
+        "unmatched_messages": unmatched,
         "canaries_in": int(included.sum()),
         "mean_participations": float(in_parts.mean()) if len(in_parts) else 0.0,
         "messages_observed": auditor.observed,
@@ -404,7 +470,7 @@ def _json_default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-TABLE_COLUMNS = ["mechanism", "algorithm", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
+TABLE_COLUMNS = ["mechanism", "algorithm", "kind", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
                  "epsilon_audit", "epsilon_audit_informed", "epsilon_audit_fdp", "epsilon_audit_fdp_informed",
                  "confidence", "m", "rounds", "seed", "q", "sigma",
                  "guesses", "correct", "config_hash", "spec_hash"]
@@ -444,10 +510,19 @@ def fdp_epsilon(record: dict, informed: bool = False) -> float | None:
     return fdp_epsilon_from_counts(counts["m"], counts["guesses"], counts["correct"], counts["delta"], confidence)
 
 
+def _kind(spec: dict) -> str:
+    """``gradient``, or ``input`` with the canaries and where they are scored, e.g.
+    ``input (mislabelled, loss, final)``."""
+    if spec.get("kind", "gradient") == "gradient":
+        return "gradient"
+    return f"input ({spec['canary']}, {spec['score']}, {spec['observed']})"
+
+
 def audit_table(root: str | Path | None = None) -> pd.DataFrame:
-    """One row per stored audit under ``root`` (default ``results/audit``): mechanism,
-    nominal ε, accountant ε (upper), audited ε (lower, at ``confidence``) for the neighbour
-    and for the informed observer, by the one-run bound and by the f-DP bound
+    """One row per stored audit under ``root`` (default ``results/audit``): mechanism, the
+    canaries' kind (:func:`_kind`), nominal ε, accountant ε (upper), audited ε (lower, at
+    ``confidence``) for the neighbour and for the informed observer (None for input
+    canaries), by the one-run bound and by the f-DP bound
     (:func:`fdp_epsilon`), m, rounds, and the run's q, σ and the neighbour's counts.
     Empty (with the columns) when nothing is stored."""
     rows = []
@@ -456,6 +531,7 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
         rows.append({
             "mechanism": display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
             "algorithm": r["algorithm"],
+            "kind": _kind(r["spec"]),
             "sigma_rule": r["sigma_rule"],
             "channel": r["channel"],
             "epsilon_nominal": r["epsilon_nominal"],
@@ -482,7 +558,8 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m dpdl_core.runs.audit_run",
         description="Empirical privacy audit (one-run, Steinke et al. 2023) of a config: m gradient canaries in one "
-                    "agent, an observer of one channel, the audited epsilon beside the nominal and accountant ones.")
+                    "agent and an observer of one channel, or m input canaries and an observer of the agent's "
+                    "models; the audited epsilon beside the nominal and accountant ones.")
     p.add_argument("configs", nargs="*", help="YAML config files (ExperimentConfig fields)")
     p.add_argument("--preset", metavar="PAPER/DATASET/ALG", action="append", default=[],
                    help="a paper's preset for DATASET and algorithm ALG (e.g. dpdl/mnist/dp_cga; with --set "
@@ -490,8 +567,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                    help="config field to change, e.g. --set rounds=100 or --set algo.clip_mode=microbatch")
     p.add_argument("--m", type=int, default=1000, help="canaries (default 1000)")
+    p.add_argument("--kind", choices=KINDS, default="gradient",
+                   help="gradient: white-box gradient canaries scored from one channel (default); input: "
+                        "input-space canaries scored from the victim's models (black-box)")
+    p.add_argument("--canary", choices=CANARIES, default=None,
+                   help=f"input canaries (--kind input; default {CANARIES[0]})")
+    p.add_argument("--score", choices=INPUT_SCORES, default=None,
+                   help=f"input canaries' score at a model (--kind input; default {INPUT_SCORES[0]})")
+    p.add_argument("--observed", choices=OBSERVED, default=None,
+                   help=f"victim's models the input canaries are scored at (--kind input; default {OBSERVED[0]})")
     p.add_argument("--channel", default=None,
-                   help="observed channel (default: CG for DPDL, DP-CGA, PDSL; else gradient)")
+                   help="observed channel of gradient canaries (default: CG for DPDL, DP-CGA, PDSL; else gradient)")
     p.add_argument("--victim", type=int, default=None, help="agent holding the canaries (default: the smallest)")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--delta", type=float, default=None, help="delta of the audited hypothesis (default: the config's)")
@@ -518,7 +604,12 @@ def main(argv: list[str] | None = None) -> int:
     if not configs:
         _parser().error("nothing to audit: pass config files or --preset PAPER/DATASET/ALG")
     torch.set_num_threads(max(1, args.threads))
-    spec = AuditSpec(m=args.m, channel=args.channel, victim=args.victim, confidence=args.confidence, delta=args.delta)
+    try:
+        spec = AuditSpec(m=args.m, kind=args.kind, channel=args.channel, victim=args.victim,
+                         confidence=args.confidence, delta=args.delta, canary=args.canary, score=args.score,
+                         observed=args.observed)
+    except ValueError as exc:
+        _parser().error(str(exc))
     for config in configs:
         out = audit_cached(config, spec, args.root, force=args.force, progress=True)
         print(f"{display_name(config.algorithm)} [{config.hash}]: nominal eps {out['epsilon_nominal']}, "

@@ -58,6 +58,7 @@ __all__ = [
     "gdp_epsilon",
     "gradient_canary_scores",
     "guess",
+    "input_canary_scores",
     "one_run_epsilon_lower_bound",
     "one_run_p_value",
 ]
@@ -673,3 +674,49 @@ def gradient_canary_scores(directions, messages) -> np.ndarray:
         worst = float(norms[np.argmax(np.abs(norms - 1.0))])
         raise ValueError(f"canary directions must have norm 1 (one has {worst:.6g}); divide each row by its norm")
     return U @ M.sum(axis=0)
+
+
+INPUT_SCORES = ("loss", "margin")
+
+
+def input_canary_scores(logits, labels, score: str = "loss") -> np.ndarray:
+    """Black-box input-canary scores from a model's outputs on the canaries.
+
+    A canary is an example (an image with its label); a model trained on it fits it better
+    than one that never saw it. ``"loss"`` scores canary c by the negative cross-entropy of
+    its label, ``"margin"`` by its label's logit less the largest other logit; either is
+    higher for a canary that is in. For several observed models, pass their logits stacked:
+    the scores are summed over the models.
+
+    Parameters
+    ----------
+    logits : (m, K) or (T, m, K) array or tensor
+        The observed model's (or T models') outputs on the m canaries.
+    labels : (m,) integer array or tensor
+        Each canary's label.
+    score : {"loss", "margin"}
+
+    Returns
+    -------
+    (m,) float64 array
+    """
+    if score not in INPUT_SCORES:
+        raise ValueError(f"score={score!r} is not known; allowed values: {list(INPUT_SCORES)}")
+    L = _float64(logits)
+    if L.ndim == 2:
+        L = L[None]
+    y = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels)
+    if L.ndim != 3 or y.ndim != 1 or L.shape[1] != len(y) or len(y) == 0 or L.shape[2] < 2:
+        raise ValueError(f"logits must be (m, K) or (T, m, K) with K >= 2 and labels (m,); "
+                         f"got {L.shape} and {y.shape}")
+    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= L.shape[2]:
+        raise ValueError(f"labels must be class indices in [0, {L.shape[2]})")
+    own = np.take_along_axis(L, np.broadcast_to(y[None, :, None], (len(L), len(y), 1)), axis=2)[..., 0]
+    if score == "loss":
+        top = L.max(axis=2)
+        per_model = own - top - np.log(np.exp(L - top[..., None]).sum(axis=2))
+    else:
+        others = L.copy()
+        np.put_along_axis(others, np.broadcast_to(y[None, :, None], (len(L), len(y), 1)), -np.inf, axis=2)
+        per_model = own - others.max(axis=2)
+    return per_model.sum(axis=0)

@@ -23,7 +23,10 @@ def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
     is the bound that holds for each of them), the same by the f-DP bound (``audited_fdp``,
     ``audited_fdp_min``, NaN where the table has none), and whether the stated ε is violated
     (the smallest one-run audited ε above the nominal one: the verdict needs no assumption on
-    the shape of the mechanism's trade-off curve)."""
+    the shape of the mechanism's trade-off curve). Gradient-canary audits only: a table's
+    input-canary rows (``kind``), which have no informed observer, are left out."""
+    if "kind" in table:
+        table = table[table["kind"] == "gradient"]
     if table.empty:
         return pd.DataFrame(columns=["mechanism", "noise", "channel", "rounds", "nominal", "accountant", "audited",
                                      "audited_min", "audited_fdp", "audited_fdp_min", "neighbour", "seeds", "m",
