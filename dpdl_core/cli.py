@@ -349,9 +349,9 @@ def _find_hash(store, prefix: str, results: str | None) -> str:
         return found[0]
     unfinished = sorted(p.stem for p in store.checkpoint_dir.glob("*.pt") if p.stem.startswith(prefix))
     if not found and unfinished:
-        from .runs.runner import read_checkpoint
+        from .runs.slots import RunSlot
 
-        saved, problem = read_checkpoint(store.checkpoint_path(unfinished[0]), unfinished[0])
+        saved, problem = RunSlot(store, unfinished[0]).read_checkpoint()
         state = f"has rounds 1-{saved['round']}" if saved else f"cannot be resumed ({problem})"
         raise UserError(f"run {unfinished[0]} is not finished: its checkpoint in {store.checkpoint_dir} {state}; "
                         "the command that started the run resumes it (a study's: `python -m dpdl_core study run`)")

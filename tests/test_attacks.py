@@ -203,13 +203,15 @@ def test_attack_cell_shows_progress_in_a_log(store, monkeypatch, capsys):
     monkeypatch.setenv("DPDL_PROGRESS", "log")
     cfg = _tiny(epsilon=0.5, sigma_rule="authors_code", rounds=2)
     spec = AttackSpec(rounds=(2,), n_victims=1, inversion=InversionConfig(iterations=5, restarts=1))
-    path = store.root / "attacks" / "cell.nd.pt"
     from dpdl_core.papers.dpdl import threat_models
 
-    threat_models._intercepted(cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), spec, path, progress=None)
+    slot = threat_models._slot(store, "cell")
+    threat_models._intercepted(cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), spec, slot, "nd",
+                               progress=None)
     err = capsys.readouterr().err
     assert "attack training (no defence) round 2/2, loss" in err
-    threat_models._intercepted(cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), spec, path, progress=None)
+    threat_models._intercepted(cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), spec, slot, "nd",
+                               progress=None)
     assert "attack training (no defence) finished before: loaded from" in capsys.readouterr().err
     attack_cell(cfg, spec, store=store, progress=None)
     err = capsys.readouterr().err

@@ -1107,7 +1107,8 @@ def test_an_attack_cell_resumes_after_its_last_finished_training(tmp_path, monke
     store = ResultStore(tmp_path)
     path = tmp_path / "attacks" / f"{threat_models._cell_key(cfg, spec)}.pt"
     nd = cfg.replace(epsilon=None, sigma_rule="fixed", sigma=0.0)
-    threat_models._intercepted(nd, spec, path.with_suffix(".nd.pt"))  # the no-defence training finished
+    # the no-defence training finished
+    threat_models._intercepted(nd, spec, threat_models._slot(store, path.stem), "nd")
     trained = []
     real = threat_models.intercept
     monkeypatch.setattr(threat_models, "intercept", lambda c, s, *rest: trained.append(c.epsilon) or real(c, s, *rest))

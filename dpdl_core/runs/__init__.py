@@ -16,6 +16,8 @@ _PUBLIC = {
     "run": "runner",
     "run_stack": "runner",
     "ResultStore": "results",
+    "ObjectSlot": "slots",
+    "RunSlot": "slots",
     "atomic_write_bytes": "results",
     "diverged_round": "results",
     "PROFILES": "profiles",

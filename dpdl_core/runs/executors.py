@@ -38,6 +38,7 @@ from typing import Callable, ClassVar
 from ..sim.validation import env_int
 from .config import ExperimentConfig
 from .results import ResultStore
+from .slots import RunSlot
 from .stacking import plan_stacks
 
 __all__ = ["EXECUTORS", "EXECUTOR_ENV", "Executor", "LocalExecutor", "RayExecutor", "THREADS_ENV", "WORKERS_ENV",
@@ -174,14 +175,13 @@ def execute(cfg_dicts: list[dict], threads: int) -> list:
 
 
 def _store_result(store: ResultStore, cfg: ExperimentConfig, result) -> None:
-    """Store a task's result as :func:`~dpdl_core.runs.runner.run` would: under the run's lease,
-    logged in the store's journal, and not at all when another sweep on the same folder
-    stored the run meanwhile."""
-    with store.lease(cfg.hash):
-        if store.has(cfg.hash):
-            return
-        store.save(cfg.hash, cfg.to_dict(), result.history, result.meta)
-        store.log_event("stored", cfg.hash, executor="ray")
+    """Store a task's result through the run's slot, as :func:`~dpdl_core.runs.runner.run` does:
+    under the run's lease, logged in the store's journal, and not at all when another sweep on
+    the same folder stored the run meanwhile."""
+    slot = RunSlot(store, cfg.hash)
+    with slot.held() as found:
+        if found is None:
+            slot.finish(cfg.to_dict(), result.history, result.meta, executor="ray")
 
 
 @dataclass

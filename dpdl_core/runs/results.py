@@ -35,7 +35,10 @@ the common case; re-save one (``run(config, force=True)``) to give it a checksum
 Each run also has a lease (:meth:`ResultStore.lease`, an ``flock`` in ``locks/``) that
 :func:`dpdl_core.runs.runner.run` holds while it computes and stores the run, so two sweeps on
 one folder never compute or write a run twice, and an append-only ``journal.jsonl`` of
-what each process computed, stored or found corrupt.
+what each process computed, stored or found corrupt. :mod:`dpdl_core.runs.slots` is the one
+protocol (stored? lease, resume, checkpoint, finish) that training runs, study jobs and
+attack cells follow in a store; :meth:`ResultStore.read_verified` is the check and the
+moving aside that every kind of stored file goes through.
 """
 from __future__ import annotations
 
@@ -50,14 +53,15 @@ import time
 import warnings
 import zlib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 import pandas as pd
 
 from ..home import REPO_ROOT
 from .locking import Lease
 
-__all__ = ["CorruptResultError", "CorruptResultWarning", "ResultStore", "default_results_dir"]
+__all__ = ["CorruptResultError", "CorruptResultWarning", "DamagedFile", "ResultStore", "atomic_write_bytes",
+           "default_results_dir", "remove_temp_files_of"]
 
 RESULTS_ENV = "DPDL_RESULTS_DIR"
 COLUMNS = ["round", "agent", "metric", "value"]
@@ -67,6 +71,7 @@ SUFFIX = ".csv.gz"
 # Path -> (file version, header line) of files verified in this process: has() and
 # read_header() then need one stat, not a full read, for a file already checked.
 _VERIFIED: dict[str, tuple[tuple, str]] = {}
+T = TypeVar("T")
 
 
 class CorruptResultWarning(UserWarning):
@@ -127,6 +132,14 @@ def atomic_write_bytes(path: Path, payload: bytes) -> None:
         os.close(dir_fd)
 
 
+def remove_temp_files_of(*paths: Path) -> None:
+    """Delete the temp files that killed :func:`atomic_write_bytes` calls for ``paths`` left;
+    call while holding the lease of the work they belong to."""
+    for path in paths:
+        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
+
+
 def _digest(header: dict, body: bytes) -> str:
     """SHA-256 of a header (without its ``sha256`` key) and the CSV body."""
     h = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
@@ -139,8 +152,9 @@ def _version(st: os.stat_result) -> tuple:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-class _Damaged(Exception):
-    """Internal: why a file failed verification (becomes a warning and a rename)."""
+class DamagedFile(Exception):
+    """Why a stored file failed verification (:meth:`ResultStore.read_verified` turns it into
+    a warning, a rename and a :class:`CorruptResultError`)."""
 
 
 class ResultStore:
@@ -202,10 +216,7 @@ class ResultStore:
 
     def remove_temp_files(self, run_hash: str) -> None:
         """Delete temp files a killed writer of this run left; call while holding its lease."""
-        ckpt = self.checkpoint_path(run_hash)
-        for folder, name in ((self.root, self.path(run_hash).name), (ckpt.parent, ckpt.name)):
-            for tmp in folder.glob(f".{name}.*.tmp"):
-                tmp.unlink(missing_ok=True)
+        remove_temp_files_of(self.path(run_hash), self.checkpoint_path(run_hash))
 
     def log_event(self, event: str, run_hash: str, **info) -> None:
         """Append one line to ``journal.jsonl``: who did what to which run, and when.
@@ -245,15 +256,26 @@ class ResultStore:
             unless the store is read-only).
         """
         path = self.path(run_hash)
-        version, raw = self._raw(path)
-        try:
-            header_line, body = self._verify(run_hash, raw)
-        except _Damaged as exc:
-            outcome = "left in place: the store is read-only" if self.read_only else \
-                self._quarantine(run_hash, version, str(exc))
-            raise CorruptResultError(f"stored result {path} is corrupt ({exc}); {outcome}") from None
+        version, (header_line, body) = self.read_verified(run_hash, path, lambda raw: self._verify(run_hash, raw))
         _VERIFIED[os.fspath(path)] = (version, header_line)
         return json.loads(header_line), body
+
+    def read_verified(self, key: str, path: Path, verify: Callable[[bytes], T]) -> tuple[tuple, T]:
+        """(file version, ``verify(bytes)``) of one read of ``path``, a file of the work ``key``.
+
+        Raises
+        ------
+        FileNotFoundError
+            No file; :class:`CorruptResultError` when ``verify`` raised :class:`DamagedFile`:
+            the file was then moved aside (:meth:`_quarantine`) unless the store is read-only.
+        """
+        version, raw = self._raw(path)
+        try:
+            return version, verify(raw)
+        except DamagedFile as exc:
+            outcome = "left in place: the store is read-only" if self.read_only else \
+                self._quarantine(key, version, str(exc), path)
+            raise CorruptResultError(f"stored result {path} is corrupt ({exc}); {outcome}") from None
 
     @staticmethod
     def _raw(path: Path) -> tuple[tuple, bytes]:
@@ -266,7 +288,7 @@ class ResultStore:
         try:
             text = gzip.decompress(raw)
         except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
-            raise _Damaged(f"unreadable gzip: {exc}") from None
+            raise DamagedFile(f"unreadable gzip: {exc}") from None
         first, sep, body = text.partition(b"\n")
         try:
             if not (sep and first.startswith(b"# ")):
@@ -276,28 +298,29 @@ class ResultStore:
             if not isinstance(header, dict):
                 raise ValueError("header is not a JSON object")
         except ValueError as exc:  # includes JSON and UTF-8 errors
-            raise _Damaged(f"bad header: {exc}") from None
+            raise DamagedFile(f"bad header: {exc}") from None
         if header.get("hash") != run_hash:
-            raise _Damaged(f"header names run {header.get('hash')!r}, not {run_hash!r}")
+            raise DamagedFile(f"header names run {header.get('hash')!r}, not {run_hash!r}")
         fmt = header.get("format", 1)
         if fmt == 1:  # legacy: gzip's CRC-32 was checked above; the body must parse
             try:
                 pd.read_csv(io.BytesIO(body), nrows=1)
             except (ValueError, pd.errors.ParserError) as exc:
-                raise _Damaged(f"unreadable history: {exc}") from None
+                raise DamagedFile(f"unreadable history: {exc}") from None
         elif fmt == FORMAT:
             stored = header.pop("sha256", None)
             if stored != _digest(header, body):
-                raise _Damaged("checksum mismatch: the file was edited or damaged after it was written")
+                raise DamagedFile("checksum mismatch: the file was edited or damaged after it was written")
         else:
             # Not damage: a newer package wrote it. Refuse loudly instead of moving it aside.
             raise ValueError(f"stored result for run {run_hash} has format {fmt!r}; this package reads "
                              f"formats 1-{FORMAT}: upgrade dpdl_core to read it")
         return header_line, body
 
-    def _quarantine(self, run_hash: str, version: tuple, reason: str) -> str:
-        """Rename a failed file to ``*.corrupt`` unless it changed since it was read; warn."""
-        path = self.path(run_hash)
+    def _quarantine(self, run_hash: str, version: tuple, reason: str, path: Path | None = None) -> str:
+        """Rename a failed file (default: the run's result file) to ``*.corrupt`` unless it
+        changed since it was read; warn."""
+        path = path or self.path(run_hash)
         lease = self.lease(run_hash)
         try:
             if not lease.acquire(blocking=False):
@@ -305,7 +328,7 @@ class ResultStore:
                 outcome = "left in place: another process holds the run's lease and is rewriting it"
             else:
                 try:
-                    outcome = self._move_aside(run_hash, version, reason)
+                    outcome = self._move_aside(run_hash, version, reason, path)
                 finally:
                     lease.release()
         except OSError as exc:  # a read-only store: reading must still work, and skip the file
@@ -316,9 +339,8 @@ class ResultStore:
         warnings.warn(message, CorruptResultWarning, stacklevel=3)
         return outcome
 
-    def _move_aside(self, run_hash: str, version: tuple, reason: str) -> str:
-        """Rename the run's file to ``*.corrupt`` if it is still the version that failed."""
-        path = self.path(run_hash)
+    def _move_aside(self, run_hash: str, version: tuple, reason: str, path: Path) -> str:
+        """Rename the run's file ``path`` to ``*.corrupt`` if it is still the version that failed."""
         try:
             unchanged = _version(os.stat(path)) == version
         except FileNotFoundError:
@@ -383,7 +405,7 @@ class ResultStore:
                 continue
             try:
                 header_line, _ = self._verify(h, raw)
-            except _Damaged as exc:
+            except DamagedFile as exc:
                 found[path] = str(exc)
                 continue
             _VERIFIED[os.fspath(path)] = (version, header_line)

@@ -7,11 +7,12 @@ written every ``checkpoint_every`` rounds, atomically (temp file + rename: a kil
 the write leaves the previous checkpoint); a rerun of the same config continues from it,
 so an interrupted run loses at most those rounds and duplicates none.
 
-Concurrency: a run that saves holds its lease in the store (:meth:`ResultStore.lease`, an
-``flock`` the kernel releases if the process dies) from before it looks for a checkpoint
-until its result is stored. A second process asking for the same run waits for the lease,
-then finds the result stored and loads it, so two sweeps on one folder compute each run
-once. Each computation and store is logged to the store's ``journal.jsonl``.
+Each run is a :class:`~dpdl_core.runs.slots.RunSlot` of the store, the protocol every kind of
+durable work follows (:mod:`dpdl_core.runs.slots`). Concurrency: a run that saves holds its
+lease (an ``flock`` the kernel releases if the process dies) from before it looks for a
+checkpoint until its result is stored. A second process asking for the same run waits for
+the lease, then finds the result stored and loads it, so two sweeps on one folder compute
+each run once. Each computation and store is logged to the store's ``journal.jsonl``.
 
 Checkpoints record the package version, the config hash they belong to and where their
 random streams live (``rng_device``: "cpu" since GPU runs draw on the CPU too). One that does
@@ -25,15 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import io
-import os
 import signal
 import sys
 import threading
 import time
-import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -61,7 +58,8 @@ from ..sim.seeding import derive_seed, make_rngs
 from ..sim.topology import make_topology
 from .config import ConfigError, ExperimentConfig
 from .provenance import provenance
-from .results import ResultStore, atomic_write_bytes
+from .results import ResultStore
+from .slots import CheckpointRefusedWarning, RunSlot, SaveFailed, read_checkpoint
 
 __all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "ResultNotSaved", "RunInterrupted", "RunResult",
            "check_before_training", "prepare",
@@ -74,10 +72,6 @@ EXPLOSION_FACTOR = 1e3
 # Models a stack evaluates in one call: more makes the activations of a 2,000-image batch
 # memory-bound on the CPU (docs/benchmarks.md, "Stacked runs").
 EVAL_MODELS_PER_CALL = 64
-
-
-class CheckpointRefusedWarning(UserWarning):
-    """A checkpoint of another package version or config (or an unreadable one) was set aside."""
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -383,66 +377,6 @@ def _rows(t: int, metric: str, values) -> list[tuple]:
     return [(t, a, metric, float(v)) for a, v in enumerate(np.asarray(values))]
 
 
-def read_checkpoint(path: str | Path, run_hash: str) -> tuple[dict | None, str | None]:
-    """Read a run's checkpoint without changing anything: ``(payload, None)`` when it belongs
-    to this package version and to run ``run_hash``, else ``(None, why it cannot be used)``."""
-    # A GPU run's checkpoint holds CUDA tensors: where there is no GPU (a CPU worker's plan,
-    # CI's check of the committed checkpoints) it is read onto the CPU; a GPU resumes it as saved.
-    where = None if torch.cuda.is_available() else "cpu"
-    try:
-        saved = torch.load(path, weights_only=False, map_location=where)
-    except Exception as exc:  # unpickling fails in many ways; every one means "unusable"
-        return None, f"unreadable: {type(exc).__name__}: {exc}"
-    if not isinstance(saved, dict) or "version" not in saved:
-        return None, f"written by a dpdl_core older than {__version__} (no version recorded)"
-    if saved["version"] != __version__:
-        return None, f"written by dpdl_core {saved['version']}, this is {__version__}"
-    if saved.get("config_hash") != run_hash:
-        return None, f"written for run {saved.get('config_hash')}, not {run_hash}"
-    if saved.get("rng_device") != "cpu":
-        return None, "its random streams were drawn on the GPU (runs now draw them on the CPU on every device)"
-    return saved, None
-
-
-def _load_checkpoint(store: ResultStore, run_hash: str) -> dict | None:
-    """The run's checkpoint if it exists and belongs to this version and config, else None
-    (a refused one is renamed to ``*.pt.refused`` with a warning saying why)."""
-    path = store.checkpoint_path(run_hash)
-    if not path.exists():
-        return None
-    saved, problem = read_checkpoint(path, run_hash)
-    if saved is not None:
-        return saved
-    refused = path.with_name(path.name + ".refused")
-    os.replace(path, refused)
-    store.log_event("checkpoint_refused", run_hash, reason=problem)
-    warnings.warn(f"checkpoint {path} refused ({problem}); moved to {refused.name}; run {run_hash} "
-                  f"starts from round 1", CheckpointRefusedWarning, stacklevel=3)
-    return None
-
-
-def _stored(store: ResultStore, run_hash: str) -> tuple[dict, pd.DataFrame] | None:
-    """(header, history) if the store holds the run intact, else None (a corrupt file is moved aside)."""
-    try:
-        return store.load_run(run_hash)
-    except FileNotFoundError:
-        return None
-
-
-def _tidy_finished(store: ResultStore, run_hash: str) -> None:
-    """Remove what a process killed after storing the run but before cleaning up left
-    behind (its checkpoint, lock file, temp files), unless someone holds the run's lease."""
-    lease = store.lease(run_hash)
-    if not (store.checkpoint_path(run_hash).exists() or lease.path.exists()):
-        return
-    if lease.acquire(blocking=False):
-        try:
-            store.checkpoint_path(run_hash).unlink(missing_ok=True)
-            store.remove_temp_files(run_hash)
-        finally:
-            lease.release()
-
-
 def _check_config(config) -> None:
     if not isinstance(config, ExperimentConfig):
         raise TypeError(f"run() takes an ExperimentConfig, not a {type(config).__name__}; build one with "
@@ -493,28 +427,26 @@ def run_stack(
     for c in configs:
         _check_config(c)
     store = store or ResultStore()
+    slots = {c.hash: RunSlot(store, c.hash) for c in configs}
     found: dict[str, tuple] = {}
     if not force:
-        found = {c.hash: s for c in configs if (s := _stored(store, c.hash)) is not None}
+        found = {h: s for h, slot in slots.items() if (s := slot.stored()) is not None}
     todo = [c for c in {c.hash: c for c in configs}.values() if c.hash not in found]
     if todo and save:
-        with contextlib.ExitStack() as leases:
-            # One global order of leases, so two stacks sharing runs cannot deadlock.
+        with contextlib.ExitStack() as held:
+            # One global order of leases, so two stacks sharing runs cannot deadlock. Whoever
+            # held a lease before us may have stored the run meanwhile.
             for c in sorted(todo, key=lambda c: c.hash):
-                leases.enter_context(store.lease(c.hash))
-            # Whoever held a lease before us may have stored the run meanwhile.
-            if not force:
-                found.update({c.hash: s for c in todo if (s := _stored(store, c.hash)) is not None})
+                if (s := held.enter_context(slots[c.hash].held(force))) is not None:
+                    found[c.hash] = s
             todo = [c for c in todo if c.hash not in found]
-            for c in todo:
-                store.remove_temp_files(c.hash)  # left by a writer of this run that was killed
             computed = _interruptible(todo, store, progress, force, save) if todo else []
     else:
         computed = _interruptible(todo, store, progress, force, save) if todo else []
     results = {r.hash: r for r in computed}
     for h, (header, hist) in found.items():
         if save:
-            _tidy_finished(store, h)
+            slots[h].tidy_if_free()  # what a process killed after storing the run left behind
         results[h] = RunResult(next(c for c in configs if c.hash == h), hist, header["meta"], cached=True)
     return [results[c.hash] for c in configs]
 
@@ -526,11 +458,12 @@ class _Track:
     def __init__(self, prep: Prepared, store: ResultStore, resume: bool):
         self.prep, self.store = prep, store
         self.hash = prep.config.hash
+        self.slot = RunSlot(store, self.hash)
         self.state = prep.algorithm.init_state(prep.initial_models())
         self.rows: list[tuple] = []
         self.start, self.elapsed = 1, 0.0
         self.diverged, self.done = False, False
-        saved = _load_checkpoint(store, self.hash) if resume else None
+        saved = self.slot.resume() if resume else None
         # The algorithm's diagnostic counters at the checkpoint (none in older checkpoints), and
         # where round 1 was computed (a resumed run may finish on another machine).
         self.counters = saved.get("counters", {}) if saved is not None else {}
@@ -616,9 +549,7 @@ class _Track:
             "counters": counters,
             "started_by": self.started_by or made_by,
         }
-        buf = io.BytesIO()
-        torch.save(payload, buf)
-        atomic_write_bytes(self.store.checkpoint_path(self.hash), buf.getvalue())
+        self.slot.checkpoint(payload)
         self.checkpointed = t
 
 
@@ -846,9 +777,7 @@ def _finish(tr: _Track, stack, rows: slice, R: int, share: float, made_by: dict,
     result = RunResult(prep.config, history, meta)
     if save:
         try:
-            tr.store.save(tr.hash, prep.config.to_dict(), history, meta)
-        except OSError as exc:
+            tr.slot.finish(prep.config.to_dict(), history, meta)
+        except SaveFailed as exc:
             raise _not_saved(tr, exc, keep) from None
-        tr.store.log_event("stored", tr.hash)
-        tr.store.checkpoint_path(tr.hash).unlink(missing_ok=True)
     return result

@@ -21,7 +21,6 @@ import inspect
 import itertools
 import json
 import os
-import shutil
 import signal
 import threading
 import time
@@ -38,6 +37,7 @@ from ..sim.data.acquisition import SubsetDataError
 from ..sim.strategies import BATCH_GRAD_STRATEGIES, EVAL_STRATEGIES, PER_SAMPLE_KERNELS
 from .config import ConfigError, ExperimentConfig
 from .results import ResultStore
+from .slots import RunSlot
 
 __all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "finish_line",
            "load_study", "run_study", "runs_left", "study_papers", "verify_partials", "verify_store"]
@@ -187,21 +187,16 @@ class StudyRun:
     def partial(self, store: ResultStore) -> Path | None:
         """The run's unfinished work in ``store``, or None: a training run's checkpoint file,
         a job's folder of partial work (``checkpoints/<hash>/``)."""
-        for h in self.hashes():
-            path = store.checkpoint_path(h)
-            path = path if isinstance(self.work, ExperimentConfig) else path.with_suffix("")
-            if path.exists():
-                return path
-        return None
+        return next((p for h in self.hashes() if (p := RunSlot(store, h).partial()) is not None), None)
 
     def to_compute(self, store: ResultStore, device: str | None = None) -> ExperimentConfig | Job:
         """The work a ``study run`` on ``device`` computes: the twin on that device whose
-        checkpoint ``store`` holds (a run begun before its declaration changed how it is
-        executed resumes as it began), else the declared work on ``device``."""
+        checkpoint (a job's: partial work) ``store`` holds (a run begun before its declaration
+        changed how it is executed resumes as it began), else the declared work on ``device``."""
         work = self.on(device)
         for twin in self.twins():
             if getattr(twin, "device", None) == getattr(work, "device", None) and \
-                    store.checkpoint_path(twin.hash).exists():
+                    RunSlot(store, twin.hash).partial() is not None:
                 return twin
         return work
 
@@ -314,15 +309,13 @@ def _progress(run: StudyRun, store: ResultStore) -> tuple[str, float]:
     is, which only a GPU resumes), ``partial work`` for a job's folder, ``unusable checkpoint``
     for one the run would set aside, or ""; and the share t/T of the rounds a CPU worker
     resumes past (0 for all but a CPU-resumable training checkpoint)."""
-    from .runner import read_checkpoint
-
     path = run.partial(store)
     if path is None:
         return "", 0.0
     if path.is_dir():
         return "partial work", 0.0
     h = path.name.split(".")[0]
-    saved, _ = read_checkpoint(path, h)
+    saved, _ = RunSlot(store, h).read_checkpoint()
     if saved is None:
         return "unusable checkpoint", 0.0
     text = f"round {saved['round']}/{run.work.rounds}"
@@ -342,8 +335,6 @@ def verify_partials(study: Study, store: ResultStore | None = None) -> int:
     ValueError
         Naming the entry and what is wrong with it.
     """
-    from .runner import read_checkpoint
-
     store = store or study.store()
     folder = store.checkpoint_dir
     if not folder.is_dir():
@@ -362,7 +353,7 @@ def verify_partials(study: Study, store: ResultStore | None = None) -> int:
         if isinstance(r.work, ExperimentConfig):
             if entry.is_dir() or entry.suffix != ".pt":
                 raise ValueError(f"{entry}: a training run's checkpoint is one file <hash>.pt")
-            saved, problem = read_checkpoint(entry, h)
+            saved, problem = RunSlot(store, h).read_checkpoint()
             if saved is None:
                 raise ValueError(f"{entry}: run {r.key} would not resume from it: {problem}")
         elif not entry.is_dir():
@@ -459,7 +450,7 @@ def run_study(
         # Another worker (a second `study run` on the other core) may be on this run (as any
         # of its twins), or have stored it since the list was made: go on to the next
         # instead of waiting for it.
-        if r.found(store) is not None or any(_leased(store, h) for h in r.hashes()):
+        if r.found(store) is not None or any(RunSlot(store, h).busy() for h in r.hashes()):
             log(f"[study {i}/{len(todo)}] skipped {s.paper}:{r.key} ({work.hash}): another worker has it")
             continue
         log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({work.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "
@@ -472,7 +463,7 @@ def run_study(
             diverged = False
         for h in r.hashes():  # a twin's unfinished work (a GPU lane's run cut short) is moot now
             if h != work.hash:
-                store.checkpoint_path(h).unlink(missing_ok=True)
+                RunSlot(store, h).tidy_if_free()
         done += 1
         log(f"[study {i}/{len(todo)}] stored {s.paper}:{r.key} -> {store.path(work.hash)} in "
             f"{time.perf_counter() - t0:.0f} s{' (diverged)' if diverged else ''}; "
@@ -526,15 +517,6 @@ def finish_line(studies: Iterable[Study], computed: int, left: list[str], *, key
             f"{', '.join(left)} (`python -m dpdl_core study plan` shows how far it got)")
 
 
-def _leased(store: ResultStore, run_hash: str) -> bool:
-    """Whether another process holds the run's lease (it is computing the run)."""
-    lease = store.lease(run_hash)
-    if lease.acquire(blocking=False):
-        lease.release()
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def _ctrl_c_stops():
     """Ctrl-C (SIGINT) raises KeyboardInterrupt while a job computes, as it stops a training
@@ -552,20 +534,18 @@ def _ctrl_c_stops():
 
 
 def _compute_job(job: Job, store: ResultStore) -> None:
-    """Compute and store ``job`` under its lease (another process may be on it)."""
+    """Compute and store ``job`` through its slot, under its lease (another process may be on
+    it); its partial work is a folder beside the runs' checkpoints, removed once it is stored."""
     from .provenance import provenance
 
     made_by, t0 = provenance(), time.perf_counter()
-    partial = store.checkpoint_path(job.hash).with_suffix("")  # a folder beside the runs' checkpoints
-    with store.lease(job.hash):
-        if store.has(job.hash):
+    slot = RunSlot(store, job.hash)
+    with slot.held() as found:
+        if found is not None:
             return
         with _ctrl_c_stops():
-            history, meta = job.compute(partial)
-        meta = {**meta, "wall_seconds": time.perf_counter() - t0, **made_by}
-        store.save(job.hash, job.to_dict(), history, meta)
-        store.log_event("stored", job.hash)
-        shutil.rmtree(partial, ignore_errors=True)
+            history, meta = job.compute(slot.partial_dir)
+        slot.finish(job.to_dict(), history, {**meta, "wall_seconds": time.perf_counter() - t0, **made_by})
 
 
 def hours_left(status: pd.DataFrame) -> tuple[float, float | None]:

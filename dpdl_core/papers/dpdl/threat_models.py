@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
-from ...runs import ExperimentConfig, ResultStore, atomic_write_bytes, prepare, sigma_for
+from ...runs import ExperimentConfig, ObjectSlot, ResultStore, prepare, sigma_for
 from ...sim import (
     DATASETS,
     InversionConfig,
@@ -66,6 +64,8 @@ __all__ = ["AttackSpec", "AttackResult", "Eavesdropper", "Interception", "interc
            "MM_TARGETS"]
 
 MM_TARGETS = ("innovation", "difference")
+# An attack cell's partial work: the interceptions of its no-defence and its private training.
+STAGES = ("nd", "dp")
 LABEL_MODES = ("idlg", "known")
 # PSNR ([0, 1] pixels) at or above which a reconstruction counts as successful, per dataset:
 # the 90th percentile, rounded up to a whole dB, of the PSNR that a flat image of the true
@@ -280,6 +280,12 @@ def _cell_key(config: ExperimentConfig, spec: AttackSpec) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+def _slot(store: ResultStore, key: str) -> ObjectSlot:
+    """The attack cell ``key``'s slot: ``attacks/<key>.pt``, each training's interceptions kept
+    as its stages ``nd`` (no defence) and ``dp`` (private) until the cell is stored."""
+    return ObjectSlot(store, key, "attacks", STAGES)
+
+
 def attack_cell(
     config: ExperimentConfig,
     spec: AttackSpec,
@@ -290,31 +296,39 @@ def attack_cell(
     """Attack every channel of ``config``'s algorithm with and without its noise.
 
     ``config`` is the private run (its ε); the no-defence run is the same config with
-    ``epsilon=None`` and σ fixed at 0. The result is cached in ``<store>/attacks/<key>.pt`` and loaded when
-    present, so an interrupted sweep of cells resumes at the first missing cell; while a cell
-    runs, each finished training's interceptions are kept beside it (``<key>.nd.pt``,
-    ``<key>.dp.pt``), so an interrupted cell resumes after its last finished training.
-    ``progress`` shows the trainings' rounds and the inversion's iterations
-    (:class:`~dpdl_core.sim.progress.Progress`; ``None`` leaves it to ``$DPDL_PROGRESS``).
+    ``epsilon=None`` and σ fixed at 0. The cell is a slot of ``store``
+    (:class:`~dpdl_core.runs.slots.ObjectSlot`, the protocol training runs and study jobs
+    follow too): its result is stored checksummed in ``<store>/attacks/<key>.pt`` and loaded
+    when present and intact (a damaged file is moved aside with a ``CorruptResultWarning`` and
+    the cell computed again), so an interrupted sweep of cells resumes at the first missing
+    cell. The cell is computed under its lease: a second process asking for it waits, then
+    loads what the first stored. While a cell runs, each finished training's interceptions are
+    kept beside it (``<key>.nd.pt``, ``<key>.dp.pt``), so an interrupted cell resumes after its
+    last finished training. ``progress`` shows the trainings' rounds and the inversion's
+    iterations (:class:`~dpdl_core.sim.progress.Progress`; ``None`` leaves it to ``$DPDL_PROGRESS``).
     """
     if config.epsilon is None:
         raise ValueError("attack_cell needs the private config (epsilon set); the no-defence run is derived from it")
-    store = store or ResultStore()
-    path = store.root / "attacks" / f"{_cell_key(config, spec)}.pt"
-    if path.exists() and not force:
-        saved = torch.load(path, weights_only=False)
+    slot = _slot(store or ResultStore(), _cell_key(config, spec))
+    if not force and (saved := slot.stored()) is not None:
         return AttackResult(**saved)
+    with slot.held(force) as saved:
+        if saved is not None:  # stored by the process whose lease this one waited for
+            return AttackResult(**saved)
+        if force:
+            slot.tidy()
+        return _compute_cell(config, spec, slot, progress)
 
+
+def _compute_cell(config: ExperimentConfig, spec: AttackSpec, slot: ObjectSlot, progress: bool | None) -> AttackResult:
+    """Compute the cell of ``slot`` (its lease held) and finish the slot with the result."""
     spec_data = DATASETS[config.dataset]
     # No defence: the same run without the Gaussian mechanism, whatever the σ rule.
     runs = {False: config.replace(epsilon=None, sigma_rule="fixed", sigma=0.0), True: config}
     jobs: list[tuple[bool, Interception]] = []
     meta = {"spec": spec.to_dict(), "configs": {}, "sigma": {}, "train_sigma": {}, "train_epsilon_rdp": {}}
     for private, cfg in runs.items():
-        stage = path.with_suffix(f".{'dp' if private else 'nd'}.pt")
-        if force:
-            stage.unlink(missing_ok=True)
-        found, info = _intercepted(cfg, spec, stage, progress)
+        found, info = _intercepted(cfg, spec, slot, "dp" if private else "nd", progress)
         jobs += [(private, it) for it in found]
         meta["configs"][str(private)] = cfg.to_dict()
         meta["sigma"][str(private)] = info["sigma"]
@@ -371,29 +385,23 @@ def attack_cell(
         truth={k: torch.cat(v) for k, v in truth.items()},
         meta=meta,
     )
-    buf = io.BytesIO()
-    torch.save(vars(out), buf)
-    atomic_write_bytes(path, buf.getvalue())
-    for stage in ("nd", "dp"):
-        path.with_suffix(f".{stage}.pt").unlink(missing_ok=True)
+    slot.finish(vars(out))  # stored checksummed; the stages are removed
     return out
 
 
-def _intercepted(config: ExperimentConfig, spec: AttackSpec, stage: Path,
+def _intercepted(config: ExperimentConfig, spec: AttackSpec, slot: ObjectSlot, stage: str,
                  progress: bool | None = False) -> tuple[list[Interception], dict]:
-    """:func:`intercept`, kept in ``stage`` until the cell is done: training to the last
-    attacked round is most of a cell's time (hours at the paper's scale), so a cell stopped
-    during the other scenario's training or the inversion resumes after this one."""
-    if stage.exists():
+    """:func:`intercept`, kept as the slot's ``stage`` until the cell is done: training to the
+    last attacked round is most of a cell's time (hours at the paper's scale), so a cell
+    stopped during the other scenario's training or the inversion resumes after this one."""
+    kept = slot.resume(stage)
+    if kept is not None:
         who = "no defence" if config.epsilon is None else "private"
-        note(f"attack training ({who}) finished before: loaded from {stage}", progress)
-        taps, meta = torch.load(stage, weights_only=False)
+        note(f"attack training ({who}) finished before: loaded from {slot.stage_path(stage)}", progress)
+        taps, meta = kept
         return [Interception(**tap) for tap in taps], meta
     out = intercept(config, spec, progress)
-    buf = io.BytesIO()
     # Plain dicts, not the dataclass: a stage pickled by class would not load once the
     # module moved, and it holds hours of training.
-    torch.save(([vars(tap) for tap in out[0]], out[1]), buf)
-    stage.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(stage, buf.getvalue())
+    slot.checkpoint(([vars(tap) for tap in out[0]], out[1]), stage)
     return out
