@@ -557,7 +557,7 @@ def _not_saved(tr: _Track, exc: OSError, keep=None) -> ResultNotSaved:
     """The error of a finished run whose result file could not be written: its finished rounds
     checkpointed by ``keep()`` (a diverged run keeps its last periodic checkpoint), where they
     are, and what to free."""
-    target = tr.store.path(tr.hash)
+    target = tr.slot.result_path
     problem = f"{exc.strerror or exc} ({exc.filename or target})"
     kept_now = ""
     if keep is not None and not tr.diverged:
@@ -566,7 +566,7 @@ def _not_saved(tr: _Track, exc: OSError, keep=None) -> ResultNotSaved:
         except OSError as again:
             kept_now = f"; its last checkpoint could not be written either ({again.strerror or again})"
     rounds = tr.prep.config.rounds
-    path = tr.store.checkpoint_path(tr.hash)
+    path = tr.slot.checkpoint_path
     if tr.checkpointed is not None and path.exists():
         kept = (f"its {tr.checkpointed} computed rounds are kept in the checkpoint {path}"
                 if tr.checkpointed >= tr.last_round else
@@ -608,7 +608,7 @@ def _compute(configs: list[ExperimentConfig], store: ResultStore, progress: bool
             note(f"run {tr.hash[:8]}: resuming at round {tr.start}/{tr.prep.config.rounds} from its checkpoint",
                  progress)
         if save:
-            store.log_event("computing", tr.hash, from_round=tr.start)
+            tr.slot.begin(from_round=tr.start)
     # Runs resuming from different rounds, or on different graphs, make separate stacks.
     parts: dict[tuple, list[_Track]] = {}
     for tr in tracks:

@@ -129,7 +129,12 @@ class Slot:
         warnings.warn(f"checkpoint {path} refused ({problem}); moved to {refused.name}; {then}",
                       CheckpointRefusedWarning, stacklevel=4)
 
-    # -- finish and tidy ------------------------------------------------------------------
+    # -- start, finish and tidy ------------------------------------------------------------
+    def begin(self, **info) -> None:
+        """Journal that the work is being computed (with ``info``, e.g. the round it resumes
+        from); call while holding the lease."""
+        self.store.log_event("computing", self.key, **info)
+
     def _finished(self, **info) -> None:
         """After the result is stored: journal it and tidy."""
         self.store.log_event("stored", self.key, **info)
