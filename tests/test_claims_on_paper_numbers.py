@@ -1,6 +1,9 @@
 """Every claim rule, applied to the paper's own numbers, must hold there; every quote is the
 paper's words; every scope is the one the paper states (pinned here, so widening a rule
-fails this file); and the claim type's verdicts (holds / fails / inconclusive) behave.
+fails this file); the claim type's verdicts (holds / fails / inconclusive) behave; and every
+comparative claim built on the paper's numbers carries its effect's 95% interval beside the
+paper's effect, which lies inside it when our numbers are the paper's (or says why there is
+no interval).
 
 The paper's numbers: ``reference/*.csv`` of each paper (Tables I–II of PDSL, Tables I, II,
 V, VI of DPDL, Table 1 of LEASGD) and ``pdsl/reference/pdsl_losses_text.csv`` (the losses
@@ -35,10 +38,14 @@ from dpdl_core.verdicts.claims import (
     claims_frame,
     combine,
     compare,
+    deciding,
     difference_margin,
+    effect_note,
     expect_judged,
+    interval_note,
     margin_from_stats,
     margin_note,
+    mean_interval,
     paired_margin,
     parts_margin,
     spread_z,
@@ -527,7 +534,7 @@ def test_leasgd_stability_in_m_skips_a_dataset_with_one_m(recwarn):
     partial = t[~((t["dataset"] == "cifar10") & (t["m"] == 15))]
     claims = {c.id: c for c in leasgd_claims.tab01_claims(partial, tol=0.01, runs=partial)}
     stable = claims["tab01.stable_in_m"]
-    assert stable.evidence == "1 of 1 hold"  # MNIST's m = 5 and 15; no CIFAR-10 comparison
+    assert stable.evidence.split("; ")[0] == "1 of 1 hold"  # MNIST's m = 5 and 15; no CIFAR-10 comparison
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
     mnist_only = t[t["dataset"] == "mnist"].query("m == 5")
     ids = [c.id for c in leasgd_claims.tab01_claims(mnist_only, tol=0.01, runs=mnist_only)]
@@ -760,3 +767,150 @@ def test_straggler_lower_panel_scope_names_the_data_of_the_run():
 
 def test_every_verdict_is_one_of_three():
     assert VERDICTS == ("holds", "fails", "inconclusive")
+
+
+# -- effect intervals ---------------------------------------------------------------------------
+
+
+def test_interval_note_says_whether_the_papers_effect_is_inside_our_interval():
+    """Hand numbers: the paper's effect inside the 95% interval (either end, the end itself
+    up to float rounding) is *inside*, beyond it *excluded*; without an interval (one seed,
+    exact values, not measured) neither is said, and the note says why."""
+    assert interval_note(2.0, 2.4, 4.1, " pp") == (
+        "effect +2 pp, 95% interval -0.4 to +4.4 pp; the paper's +4.1 pp: inside")
+    assert interval_note(2.0, 2.0, 4.1, " pp").endswith("the paper's +4.1 pp: excluded")
+    assert interval_note(-1.97, 1.38, 4.1, " pp").endswith(": excluded")  # DPDL, Table I's cell
+    assert interval_note(-1.0, 1.5, -2.4).endswith(": inside") and interval_note(-1.0, 1.5, -2.6).endswith(": excluded")
+    diff = 0.74 - 0.71  # 0.030000000000000027: the paper's 0 is on the lower end
+    assert diff > 0.03 and interval_note(diff, 0.03, 0.0).endswith(": inside")
+    assert interval_note(23.4, 0.0, 7.6, " pp") == "effect +23.4 pp, one seed, no interval; the paper's +7.6 pp"
+    assert interval_note(6670.0, 0.0, exact=True) == (
+        "effect +6.67e+03, exact values, no interval; the paper gives no effect")
+    assert interval_note(1.0, math.nan).startswith("effect +1, interval not measured")
+    assert interval_note(math.nan, 1.0, 2.0) == "no effect measured, no interval"
+    # Factors (a speed-up) on the log scale; levels (our accuracy against the paper's) unsigned.
+    assert interval_note(math.log(3.39), 0.155, math.log(3.6), log=True) == (
+        "effect 3.39x, 95% interval 2.9x to 3.96x; the paper's 3.6x: inside")
+    assert interval_note(math.log(3.39), 0.155, math.log(5.5), log=True).endswith("the paper's 5.5x: excluded")
+    assert interval_note(57.5, 0.0, 93.8, "%", level=True) == "ours 57.5%, one seed, no interval; the paper's 93.8%"
+    assert interval_note(95.0, 1.9, 95.3, "%", level=True) == (
+        "ours 95%, 95% interval 93.1 to 96.9%; the paper's 95.3%: inside")
+
+
+def test_a_comparison_carries_its_interval_and_a_claim_shows_the_deciding_one():
+    """The interval is the seed spread inside the margin (the margin less its tolerance); the
+    verdict does not read it; a judged claim's evidence ends with the note of the comparison
+    whose verdict is the claim's, furthest toward failing."""
+    a, b = {0: 95.0, 1: 94.0, 2: 96.0}, {0: 97.0, 1: 96.5, 2: 97.5}
+    paired = Comparison.paired("DPDL vs DP-CGA", a, b, 0.05, paper=4.1, unit=" pp")
+    assert paired.interval == pytest.approx(paired_margin(a, b)) == pytest.approx(paired.margin - 0.05)
+    assert paired.note == effect_note(a, b, 4.1) and paired.note.endswith("the paper's +4.1 pp: excluded")
+    between = Comparison.between("x", list(a.values()), [97.0, 96.0], 0.05)
+    assert between.interval == pytest.approx(difference_margin(list(a.values()), [97.0, 96.0]))
+    assert between.note.endswith("the paper gives no effect")
+    assert replace(paired, interval=0.0, paper=-9.0).verdict == paired.verdict == "fails"
+    assert mean_interval([95.0, 94.0, 96.0]) == pytest.approx(spread_z(2) / math.sqrt(3))
+    assert mean_interval([95.0]) == 0.0
+    spec = ClaimSpec("p", "c1", "a claim", "the paper's words", "§1, Table 1", "every cell", "a >= b")
+    held, weak = Comparison("cell 1", 5.0, 1.0, interval=1.0), Comparison("cell 2", 1.5, 1.0, interval=1.0, paper=2.0)
+    failed = Comparison("cell 3", -3.0, 1.0, interval=1.0, paper=4.0)
+    assert deciding([held, weak]) is weak and deciding([held, weak, failed]) is failed and deciding([]) is None
+    assert spec.judge([held, weak]).evidence == ("2 of 2 hold; deciding cell 2: effect +1.5, 95% interval +0.5 to "
+                                                 "+2.5; the paper's +2: inside")
+    assert spec.judge([failed]).evidence.endswith("effect -3, 95% interval -4 to -2; the paper's +4: excluded")
+    assert spec.judge([failed], effect=False).evidence == "0 of 1 hold; fails: cell 3 (-3, margin 1)"
+
+
+_WHY_NOT = ("95% interval", "one seed, no interval", "exact values, no interval", "no effect measured, no interval")
+
+
+def _carries_interval(claim) -> bool:
+    """The claim's evidence gives the deciding comparison's interval, or says why there is none."""
+    return any(w in claim.evidence for w in _WHY_NOT) and "interval not measured" not in claim.evidence
+
+
+def _paper_effect_inside(comps) -> None:
+    """Our numbers are the paper's (with a spread): each comparison's effect is the paper's, and
+    the paper's lies inside our interval; moved past the interval's end it is excluded."""
+    assert comps
+    for c in comps:
+        assert c.interval > 0 and c.paper == pytest.approx(c.effect if np.isfinite(c.effect) else c.diff), c
+        assert c.note.endswith(": inside"), c.note
+        assert replace(c, paper=c.paper + 1.01 * c.interval).note.endswith(": excluded")
+
+
+@pytest.mark.parametrize("key", sorted(DPDL_TABLES))
+def test_dpdl_table_claims_carry_the_papers_effect_and_its_place_in_our_interval(key):
+    """Tables I, II, V, VI: as printed (one value a cell) every claim says "one seed, no
+    interval" beside the paper's effect; with the paper's ± over its 20 runs as our spread,
+    each comparison's interval holds the paper's effect."""
+    t = _dpdl_table(key)
+    t = t.assign(paper_mean=t["ours_mean"])
+    for c in dpdl_claims.table_claims(t, key):
+        assert _carries_interval(c) and "one seed, no interval; the paper's" in c.evidence, (c.id, c.evidence)
+    spread = t.assign(ours_std=t["accuracy_std"], runs=20)
+    for spec in dpdl_claims.TABLE_SPECS[key]:
+        _paper_effect_inside(dpdl_claims.RULES[spec.id.split(".", 1)[1]](spec.select(spread)))
+
+
+def test_dpdl_attack_claims_carry_the_papers_gap_of_tables_III_IV():
+    ref = load_reference("dpdl", "dpdl_attack")
+    table = ref.drop(columns="paper").rename(columns={"value": "ours"})
+    for dataset, g in table.groupby("dataset"):
+        for c in dpdl_claims.attack_claims(g.assign(paper=g["ours"])):
+            assert _carries_interval(c) and "the paper's" in c.evidence, (dataset, c.evidence)
+        spread = g.assign(paper=g["ours"], ours_std=0.1, n=8)
+        claims = dpdl_claims.attack_claims(spread)
+        assert all(c.evidence.endswith(": inside") for c in claims), [c.evidence for c in claims]
+
+
+def test_leasgd_table1_claims_carry_the_papers_gap():
+    """Table 1 as printed: every claim carries "one seed, no interval" and the paper's gap
+    (the beyond-the-paper equal-eps one none); with three seeds around each printed value,
+    the paper's gap lies inside our interval."""
+    t = _leasgd_table1()
+    t = t.assign(paper_accuracy=t["accuracy"], paper_epsilon=t["epsilon"])
+    claims = {c.id: c for c in leasgd_claims.tab01_claims(t, tol=0.0)}
+    assert all(_carries_interval(c) for c in claims.values()), {i: c.evidence for i, c in claims.items()}
+    for cid in ("tab01.less_epsilon", "tab01.accuracy", "tab01.stable_in_m"):
+        assert "; the paper's" in claims[cid].evidence, claims[cid].evidence
+    assert claims["tab01.accuracy_at_equal_epsilon"].evidence.endswith("the paper gives no effect")
+    runs = pd.concat([t.assign(seed=s, accuracy=t["accuracy"] + d, accuracy_T=t["accuracy"] + d,
+                               epsilon=t["epsilon"] + d / 10, epsilon_T=t["epsilon"] + 1.0)
+                      for s, d in enumerate((-0.01, 0.0, 0.01))], ignore_index=True)
+    claims = {c.id: c for c in leasgd_claims.tab01_claims(t, tol=0.0, runs=runs)}
+    for cid in ("tab01.less_epsilon", "tab01.accuracy", "tab01.stable_in_m"):
+        assert claims[cid].evidence.endswith(": inside"), claims[cid].evidence
+
+
+@pytest.mark.parametrize("key,dataset", [("tab01_mnist_accuracy", "mnist"), ("tab02_cifar10_accuracy", "cifar10")])
+def test_pdsl_table_claims_carry_the_papers_gap(key, dataset):
+    table = _pdsl_table(dataset)
+    for c in pdsl_claims.table_claims(table.assign(paper_mean=table["ours"]), key):
+        assert _carries_interval(c) and "; the paper's" in c.evidence, (c.id, c.evidence)
+    spread = table.assign(paper_mean=table["ours"], ours_std=1.0, runs=3)
+    for c in pdsl_claims.table_claims(spread, key):
+        assert c.evidence.endswith(": inside"), (c.id, c.evidence)
+
+
+def test_pdsl_figure_claims_carry_an_interval_or_say_why_not():
+    """The text's losses (one value each): every claim that compares carries "one seed, no
+    interval" (fig01.stable_in_m compares nothing: the text gives no M = 20 loss for PDSL)."""
+    judged = [c for key, g in _pdsl_losses().groupby("figure") for c in pdsl_claims.figure_claims(g, key)
+              if c.evidence != "no comparison ran"]
+    assert {c.id for c in judged} == {"fig01.lower_loss", "fig04.lower_loss"}
+    assert all(_carries_interval(c) for c in judged), [(c.id, c.evidence) for c in judged]
+
+
+def test_straggler_speedups_carry_their_interval_beside_lemma_2s_factor():
+    """Lemma 2's speed-ups, the factors the paper says its curves follow: a measured factor
+    equal to Lemma 2's holds it inside its bootstrap interval; one at a third of it excludes it."""
+    for name, factors in _lemma2_speedups().items():
+        comps = [straggler_claims.speedup_comparison(f"p={p:g}", f, 0.05, name != "exponential", paper=f)
+                 for p, f in factors.items()]
+        _paper_effect_inside(comps)
+        assert all(c.note.startswith(f"effect {f:.3g}x, 95% interval ") for c, f in zip(comps, factors.values()))
+        third = straggler_claims.speedup_comparison("p", factors[0.5] / 3, 0.05, True, paper=factors[0.5])
+        assert third.note.endswith(": excluded")
+    one_run = straggler_claims.speedup_comparison("p", 2.0, math.inf, True, paper=3.6)
+    assert one_run.note == "effect 2x, one seed, no interval; the paper's 3.6x"

@@ -307,10 +307,18 @@ def test_the_readme_answer_is_what_the_committed_stores_give():
     assert write_answer(check=True) == [], "run `python -m dpdl_core answer` and commit README.md and docs/answer.md"
 
 
-def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
-    from dpdl_core.verdicts.answer import COLUMNS, answer_rows
+@pytest.fixture(scope="module")
+def committed_answer():
+    """The answer's claims and progress rows from the committed stores (read once here)."""
+    from dpdl_core.verdicts.answer import answer_rows
 
-    claims, progress = answer_rows()
+    return answer_rows()
+
+
+def test_the_answer_table_names_the_papers_number_and_ours_for_every_row(committed_answer):
+    from dpdl_core.verdicts.answer import COLUMNS
+
+    claims, progress = committed_answer
     assert list(claims.columns) == COLUMNS
     assert set(progress["paper"]) == set(PAPERS)
     assert (claims["paper_value"].astype(str) != "").all() and (claims["ours"].astype(str) != "").all()
@@ -328,6 +336,29 @@ def test_the_answer_table_names_the_papers_number_and_ours_for_every_row():
                          ("pdsl", "tab02.best")]].tolist() == [
         "holds", "holds", "fails", "fails, inconclusive", "fails", "holds", "inconclusive", "holds", "inconclusive",
         "inconclusive", "fails"]
+
+
+def test_every_comparative_answer_row_carries_its_effect_interval_or_says_why_not(committed_answer):
+    """A row is comparative when it reports judged comparisons ("k of n hold") or sets our
+    number beside another (" vs ", "ours - paper") outside the analytic rows (the paper's
+    formulas evaluated exactly) and the rows that hold by construction. Each states its
+    effect's 95% interval, or why there is none; where the paper's tables give the effect,
+    whether it lies inside ours."""
+    claims, _ = committed_answer
+    text = claims["ours"].astype(str) + " | " + claims["why"].astype(str)
+    judged = text.str.contains(r"\b\d+ of \d+ hold\b")
+    beside = text.str.contains(" vs |ours - paper") & (claims["calibration"] != "analytic")
+    comparative = (judged | beside) & ~claims["why"].astype(str).str.startswith("by construction")
+    assert comparative.sum() >= 70, "the selection lost the comparative rows"
+    bare = claims.loc[comparative & ~text.str.contains("95% interval|no interval"), ["paper", "id"]]
+    assert bare.empty, f"comparative rows without an effect interval: {bare.values.tolist()}"
+    assert not text.str.contains("interval not measured").any()
+    placed = text.str.contains(r"the paper's [^;]*: (?:inside|excluded)")
+    rows = claims.assign(placed=placed).set_index(["paper", "id"])["placed"]
+    for key in [("dpdl", "tab01.best"), ("dpdl", "tab01.grows_with_epsilon"), ("dpdl", "tab01.denser_is_better"),
+                ("dpdl", "attack.metrics"), ("leasgd", "tab01.accuracy"), ("pdsl", "tab02.best"),
+                ("pdsl", "tab02.gains_eps1_m10"), ("straggler", "speedup.gamma")]:
+        assert rows.loc[[key]].all(), key
 
 
 @pytest.mark.skipif(not (SUBSET / "mnist.npz").is_file(), reason=f"no subset mirror at {SUBSET}")

@@ -298,6 +298,10 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
            "tolerance plus the seed spread). The seed spread is a two-sided 95% band: *t SE* is the standard "
            "error times Student's t at the seeds' degrees of freedom (4.3 for three paired seeds), never under 2 "
            "(a spread not estimated from seeds, such as a one-seed run's own fluctuation, counts 2 SE). "
+           "A comparative row states our effect with its 95% interval (of the comparison that decides the "
+           "verdict) beside the paper's effect where the paper's numbers give one, and whether the paper's lies "
+           "inside our interval or is excluded (\"the paper's +4.1 pp: excluded\"); a row without an interval "
+           "says why (one seed, exact values). "
            "Rows of kind `check` compare our number with the paper's; "
            "they are not claims of the paper. Each study is described in `dpdl_core/papers/<paper>/study.py` "
            "and rendered by `notebooks/<paper>/study_*.ipynb`.", "", "## Studies", "",

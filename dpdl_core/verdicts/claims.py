@@ -22,6 +22,12 @@ How a study builds claims from stored runs: per cell, the seed values of the two
 margin = tolerance + :func:`spread_z` standard errors of that difference), or, where both
 sides ran the same seeds, ``Comparison.paired`` on seed → value maps (the standard error of
 the per-seed differences); then ``spec.judge(comparisons, tolerance="...")``.
+
+Every comparison carries our effect's 95% interval (``Comparison.interval``, the half-width
+of the seed spread inside its margin) and, where the paper's numbers give it, the paper's
+effect (``Comparison.paper``): a judged claim's evidence ends with the deciding comparison's
+effect, its interval and whether the paper's effect lies inside it or is excluded
+(:func:`interval_note`), or why there is no interval (one seed, exact values).
 """
 from __future__ import annotations
 
@@ -34,7 +40,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["CALIBRATIONS", "COLUMNS", "COVERAGE", "KINDS", "LOSS_REL_TOL", "NOT_TESTABLE_EPSILON", "UNCALIBRATED",
-           "calibration", "effect_interval", "effect_note", "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS",
+           "calibration", "deciding", "effect_interval", "effect_note", "interval_note", "mean_interval",
+           "worst_calibration", "ROUNDING", "SPREAD_Z", "VERDICTS",
            "Claim", "ClaimSpec", "Comparison", "claims_frame", "combine", "compare", "difference_margin",
            "expect_judged", "margin_from_stats", "margin_note", "paired_margin", "parts_margin", "spread_z",
            "table_view", "welch_df"]
@@ -245,17 +252,79 @@ def effect_interval(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[flo
     return diff, half if half is not None else difference_margin(list(a.values()), list(b.values()))
 
 
-def effect_note(a: Mapping[int, float], b: Mapping[int, float], paper_effect: float, unit: str = " pp") -> str:
-    """Our effect with its interval beside the paper's, and whether the paper's magnitude
-    lies inside it (``+2.0 pp, 95% interval -0.4 to +4.4; the paper's +4.1: inside``)."""
-    diff, half = effect_interval(a, b)
-    if not np.isfinite(paper_effect):
-        where = "the paper gives no effect"
+def mean_interval(values: Sequence[float]) -> float:
+    """Half-width of the two-sided :data:`COVERAGE` interval of the mean of ``values`` (seed
+    values): :func:`spread_z` at n − 1 degrees of freedom times the standard error; 0 for one
+    value (no spread to estimate)."""
+    x = np.asarray(values, dtype=float)
+    return float(spread_z(len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else 0.0
+
+
+def interval_note(diff: float, half: float, paper_effect: float = math.nan, unit: str = "", *,
+                  exact: bool = False, log: bool = False, level: bool = False) -> str:
+    """Our effect ``diff`` with its 95% interval ``diff ± half`` beside the paper's effect, and
+    whether the paper's magnitude lies inside it: ``effect +2 pp, 95% interval -0.4 to +4.4;
+    the paper's +4.1 pp: inside``.
+
+    Parameters
+    ----------
+    diff : float
+        Our effect, signed as the comparison's difference.
+    half : float
+        Half-width of its two-sided :data:`COVERAGE` interval: 0 where no seed spread
+        exists to estimate one from (one seed a side: "one seed, no interval"; ``exact``
+        values: "exact values, no interval"); NaN where it was not measured.
+    paper_effect : float
+        The paper's effect on the same scale; NaN: "the paper gives no effect".
+    unit : str
+        Printed after our effect, the interval's upper end and the paper's (``" pp"``).
+    exact : bool
+        The values are exact (analytic or counted), not means over seeds.
+    log : bool
+        ``diff``, ``half`` and ``paper_effect`` are natural logs of factors (a speed-up): each
+        prints as its factor (``1.8x``), the interval as ``exp(diff ± half)``.
+    level : bool
+        ``diff`` is a level (our accuracy, a round), not a difference: it prints unsigned, as
+        ``ours 57.5%`` rather than ``effect +57.5%``.
+
+    Returns
+    -------
+    str
+        The paper's effect is *inside* when ``|paper_effect − diff| ≤ half`` (up to float
+        rounding, :data:`ROUNDING`), else *excluded*; without an interval neither is said.
+    """
+    what = "ours" if level else "effect"
+    if not np.isfinite(diff):
+        return f"no {what} measured, no interval"
+
+    def num(v: float, unit: str = unit) -> str:
+        return f"{math.exp(v):.3g}x" if log else f"{v:.3g}{unit}" if level else f"{v:+.3g}{unit}"
+
+    has_interval = np.isfinite(half) and half > 0
+    if has_interval:
+        band = f"95% interval {num(diff - half, '')} to {num(diff + half)}"
+    elif exact:
+        band = "exact values, no interval"
+    elif half == 0:
+        band = "one seed, no interval"
     else:
-        where = f"the paper's {paper_effect:+.3g}{unit}: " + ("inside" if abs(paper_effect - diff) <= half
-                                                               else "excluded")
-    band = f"95% interval {diff - half:+.3g} to {diff + half:+.3g}" if half > 0 else "one seed, no interval"
-    return f"effect {diff:+.3g}{unit}, {band}; {where}"
+        band = "interval not measured"
+    if not np.isfinite(paper_effect):
+        where = "the paper gives no number" if level else "the paper gives no effect"
+    elif has_interval:
+        slack = ROUNDING * max(1.0, abs(paper_effect), abs(diff), half)
+        where = f"the paper's {num(paper_effect)}: " + ("inside" if abs(paper_effect - diff) <= half + slack
+                                                         else "excluded")
+    else:
+        where = f"the paper's {num(paper_effect)}"
+    return f"{what} {num(diff)}, {band}; {where}"
+
+
+def effect_note(a: Mapping[int, float], b: Mapping[int, float], paper_effect: float, unit: str = " pp") -> str:
+    """:func:`interval_note` of :func:`effect_interval` (``a``, ``b``: seed → value maps):
+    our effect with its interval beside the paper's, and whether the paper's magnitude lies
+    inside it (``effect +2 pp, 95% interval -0.4 to +4.4 pp; the paper's +4.1 pp: inside``)."""
+    return interval_note(*effect_interval(a, b), paper_effect, unit)
 
 
 def margin_note(tolerance: str, seeds: Iterable[int], paired: bool = False) -> str:
@@ -274,7 +343,8 @@ def margin_note(tolerance: str, seeds: Iterable[int], paired: bool = False) -> s
 
 @dataclass(frozen=True)
 class Comparison:
-    """One comparison behind a claim: ``diff`` (positive supports the claim) against ``margin``.
+    """One comparison behind a claim: ``diff`` (positive supports the claim) against ``margin``,
+    with the 95% interval of ``diff`` and the paper's value of it where the paper gives one.
 
     Attributes
     ----------
@@ -283,36 +353,86 @@ class Comparison:
     diff, margin : float
     strict : bool
         See :func:`compare`.
+    interval : float
+        Half-width of the two-sided :data:`COVERAGE` interval of ``diff`` (the margin less
+        its tolerance where the margin is a tolerance plus the seed spread); 0 where there is
+        no spread to estimate one from; NaN where not measured (see :func:`interval_note`).
+    paper : float
+        The paper's value of ``diff`` (same sign and unit); NaN where the paper gives none.
+    unit : str
+        The unit of ``diff`` as printed after a number (``" pp"``).
+    exact : bool
+        ``diff`` is exact (analytic, counted), not a mean over seeds: no interval exists.
+    effect : float
+        Our effect where ``diff`` is not it (a band's half-width less the gap between our
+        effect and a target): the effect the interval, ``paper`` and the note are about;
+        NaN: ``diff`` is the effect.
+    log : bool
+        The effect, its interval and ``paper`` are natural logs of factors (see
+        :func:`interval_note`).
+    level : bool
+        The effect is a level (our accuracy against the paper's), not a difference.
     """
 
     label: str
     diff: float
     margin: float = 0.0
     strict: bool = False
+    interval: float = math.nan
+    paper: float = math.nan
+    unit: str = ""
+    exact: bool = False
+    effect: float = math.nan
+    log: bool = False
+    level: bool = False
 
     @property
     def verdict(self) -> str:
         return compare(self.diff, self.margin, strict=self.strict)
 
+    @property
+    def note(self) -> str:
+        """Our effect, its interval and the paper's effect (:func:`interval_note`)."""
+        ours = self.diff if math.isnan(self.effect) else self.effect
+        return interval_note(ours, self.interval, self.paper, self.unit, exact=self.exact, log=self.log,
+                             level=self.level)
+
     @classmethod
     def between(cls, label: str, a: Sequence[float], b: Sequence[float], tolerance: float = 0.0,
-                strict: bool = False) -> Comparison:
-        """"mean(a) ≥ mean(b)" over the seed values ``a`` and ``b`` (see :func:`difference_margin`)."""
-        return cls(label, float(np.mean(a) - np.mean(b)), difference_margin(a, b, tolerance), strict)
+                strict: bool = False, *, paper: float = math.nan, unit: str = "") -> Comparison:
+        """"mean(a) ≥ mean(b)" over the seed values ``a`` and ``b`` (see :func:`difference_margin`);
+        ``paper``: the paper's mean(a) − mean(b)."""
+        return cls(label, float(np.mean(a) - np.mean(b)), difference_margin(a, b, tolerance), strict,
+                   difference_margin(a, b), paper, unit)
 
     @classmethod
     def paired(cls, label: str, a: Mapping[int, float], b: Mapping[int, float], tolerance: float = 0.0,
-               strict: bool = False) -> Comparison:
+               strict: bool = False, *, paper: float = math.nan, unit: str = "") -> Comparison:
         """"mean(a) ≥ mean(b)" over seed → value maps: the margin of the per-seed differences
-        where both sides ran the same seeds (:func:`paired_margin`), else as :meth:`between`."""
+        where both sides ran the same seeds (:func:`paired_margin`), else as :meth:`between`;
+        ``paper``: the paper's mean(a) − mean(b)."""
         margin = paired_margin(a, b, tolerance)
         if margin is None:
-            return cls.between(label, list(a.values()), list(b.values()), tolerance, strict)
-        return cls(label, float(np.mean(list(a.values())) - np.mean(list(b.values()))), margin, strict)
+            return cls.between(label, list(a.values()), list(b.values()), tolerance, strict, paper=paper, unit=unit)
+        diff, half = effect_interval(a, b)
+        return cls(label, diff, margin, strict, half, paper, unit)
 
 
-def _summary(comparisons: Sequence[Comparison]) -> str:
-    """``k of n hold``, then the comparisons that did not, with their numbers."""
+def deciding(comparisons: Sequence[Comparison]) -> Comparison | None:
+    """The comparison that decides a claim over ``comparisons`` (:func:`combine`): of those
+    whose verdict is the claim's, the one furthest toward failing (lowest ``diff − margin``;
+    an unmeasured one first); None when there are none."""
+    if not comparisons:
+        return None
+    verdict = combine(c.verdict for c in comparisons)
+    pool = [c for c in comparisons if c.verdict == verdict] or list(comparisons)
+    return min(pool, key=lambda c: c.diff - c.margin if np.isfinite(c.diff - c.margin) else -math.inf)
+
+
+def _summary(comparisons: Sequence[Comparison], effect: bool = True) -> str:
+    """``k of n hold``, then the comparisons that did not, with their numbers, then (where
+    ``effect``) the deciding comparison's effect, its 95% interval and the paper's effect
+    (:func:`deciding`, :attr:`Comparison.note`)."""
     n = len(comparisons)
     if not n:
         return "no comparison ran"
@@ -322,6 +442,9 @@ def _summary(comparisons: Sequence[Comparison]) -> str:
         if bad:
             out.append(f"{v}: " + "; ".join(f"{c.label} ({c.diff:+.3g}, margin {c.margin:.3g})"
                                             if np.isfinite(c.diff) else c.label for c in bad))
+    if effect:
+        c = deciding(comparisons)
+        out.append(f"deciding {c.label}: {c.note}" if n > 1 else c.note)
     return "; ".join(out)
 
 
@@ -395,9 +518,13 @@ class ClaimSpec(_Stated):
         return Claim(**stated, evidence=evidence, tolerance=tolerance, verdict=verdict,
                      by_construction=self.by_construction, kind=self.kind, condition=condition)
 
-    def judge(self, comparisons: Sequence[Comparison], tolerance: str = "", condition: str = "") -> Claim:
-        """The claim over ``comparisons`` (:func:`combine`), their summary as the evidence."""
-        return self.claim(combine(c.verdict for c in comparisons), _summary(comparisons), tolerance, condition)
+    def judge(self, comparisons: Sequence[Comparison], tolerance: str = "", condition: str = "",
+              effect: bool = True) -> Claim:
+        """The claim over ``comparisons`` (:func:`combine`), their summary as the evidence;
+        ``effect``: the summary ends with the deciding comparison's effect, its 95% interval
+        and the paper's (False where the caller shows it elsewhere)."""
+        return self.claim(combine(c.verdict for c in comparisons), _summary(comparisons, effect), tolerance,
+                          condition)
 
 
 @dataclass(frozen=True)

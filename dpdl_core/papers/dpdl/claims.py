@@ -137,14 +137,23 @@ LOSS_SPECS = {s.id: s for s in (
 # Every claim of the paper, by id.
 SPECS = {**{s.id: s for specs in TABLE_SPECS.values() for s in specs}, **ATTACK_SPECS, **ROUND_SPECS, **LOSS_SPECS}
 
-def _margin(a, b) -> float:
+def _margin(a, b, tolerance: float = ACCURACY_TOL) -> float:
     """Two table rows' margin: of their per-seed differences where both carry seed → value
     maps of the same seeds (an optional ``ours_seeds`` column, :func:`~dpdl_core.verdicts.claims.paired_margin`),
-    else of their means' std over seeds."""
+    else of their means' std over seeds; with ``tolerance`` 0, the half-width of the 95%
+    interval of ``a − b``."""
     sa, sb = getattr(a, "ours_seeds", None), getattr(b, "ours_seeds", None)
-    if isinstance(sa, Mapping) and isinstance(sb, Mapping) and (m := paired_margin(sa, sb, ACCURACY_TOL)) is not None:
+    if isinstance(sa, Mapping) and isinstance(sb, Mapping) and (m := paired_margin(sa, sb, tolerance)) is not None:
         return m
-    return margin_from_stats(a.ours_std, a.runs, b.ours_std, b.runs, ACCURACY_TOL)
+    return margin_from_stats(a.ours_std, a.runs, b.ours_std, b.runs, tolerance)
+
+
+def _versus(label: str, a, b) -> Comparison:
+    """``a`` ≥ ``b`` for two table rows (``ours_mean``; an optional ``paper_mean`` column gives
+    the paper's effect)."""
+    paper = getattr(a, "paper_mean", np.nan) - getattr(b, "paper_mean", np.nan)
+    return Comparison(label, a.ours_mean - b.ours_mean, _margin(a, b), interval=_margin(a, b, 0.0), paper=paper,
+                      unit=" pp")
 
 
 # How a comparison's label shows each table column.
@@ -169,8 +178,7 @@ def _best(t: pd.DataFrame) -> list[Comparison]:
         others = g[g["algorithm"] != "dpdl"]
         top = others.loc[others["ours_mean"].idxmax()]
         ours = g[g["algorithm"] == "dpdl"].iloc[0]
-        out.append(Comparison(f"{_cell(cell, key)}: vs {display_name(top['algorithm'])}",
-                              ours["ours_mean"] - top["ours_mean"], _margin(ours, top)))
+        out.append(_versus(f"{_cell(cell, key)}: vs {display_name(top['algorithm'])}", ours, top))
     return out
 
 
@@ -181,7 +189,7 @@ def _steps(t: pd.DataFrame, along: str, groups: list[str], order) -> list[Compar
         cell = _cell(groups + ["algorithm"], key)
         for lo, hi in zip(g.itertuples(), g.iloc[1:].itertuples()):
             step = _STEP[along](getattr(lo, along), getattr(hi, along))
-            out.append(Comparison(f"{cell}: {step}", hi.ours_mean - lo.ours_mean, _margin(hi, lo)))
+            out.append(_versus(f"{cell}: {step}", hi, lo))
     return out
 
 
@@ -198,7 +206,8 @@ RULES = {
 def table_claims(table: pd.DataFrame, key: str) -> list[Claim]:
     """The claims of table ``key`` per noise mode (the claim's ``condition``), on ``table``
     (columns noise, alpha_d, topology, n_agents, epsilon, algorithm, ours_mean, ours_std in
-    %, runs)."""
+    %, runs; optionally paper_mean, the paper's value of the cell, which gives each
+    comparison the paper's effect)."""
     out = []
     for mode, t in table.groupby("noise", sort=False):
         tol = margin_note(f"{ACCURACY_TOL} pp", t["runs"])
@@ -236,7 +245,8 @@ def _success(channel: str, dp_best: float, nd_best: float, counts: tuple[int, in
             k_dp, n_dp, k_nd, n_nd = counts
             p = float(fisher_exact([[k_nd, n_nd - k_nd], [k_dp, n_dp - k_dp]], alternative="greater").pvalue)
             rule = f"exact counts; one-sided Fisher exact test at {SUCCESS_LEVEL:.0%} over the attacked images"
-            evidence += f"; {k_nd} of {n_nd} vs {k_dp} of {n_dp} images, Fisher p = {p:.2g}"
+            evidence += (f"; {k_nd} of {n_nd} vs {k_dp} of {n_dp} images, Fisher p = {p:.2g} (counts: the test "
+                         "decides, no interval)")
             if p >= SUCCESS_LEVEL:
                 verdict, evidence = "inconclusive", evidence + ": too few undefended successes to tell the noise's " \
                     "effect from chance"
@@ -250,11 +260,12 @@ def attack_claims(table: pd.DataFrame) -> list[Claim]:
     """The attack claims per channel (the ``condition``) on ``table`` (columns topology,
     n_agents, scenario such as ``ND-CG`` / ``DPDL-CG``, metric, ours; optionally
     ``ours_std`` and ``n``, the spread over the attacked images and their number, which add
-    t SE to the margin). The success claim needs a ``success_%`` metric (ours; the paper
-    prints none)."""
+    t SE to the margin; ``paper``, the paper's value where numeric, which gives each comparison
+    the paper's effect). The success claim needs a ``success_%`` metric (ours; the paper prints none)."""
     out = []
     spread = {"ours_std", "n"} <= set(table.columns)
     values = ["ours", "ours_std", "n"] if spread else ["ours"]
+    values += ["paper"] if "paper" in table.columns and pd.api.types.is_numeric_dtype(table["paper"]) else []
     wide = table.pivot_table(index=["topology", "n_agents", "metric"], columns="scenario", values=values, dropna=False)
     for channel in sorted({sc.split("-", 1)[1] for sc in table["scenario"]}):
         scenarios = wide["ours"].columns
@@ -269,11 +280,16 @@ def attack_claims(table: pd.DataFrame) -> list[Claim]:
             if metric not in _WORSE:
                 continue
             a, b = wide.loc[cell, ("ours", dp)], wide.loc[cell, ("ours", nd)]
-            margin = (margin_from_stats(wide.loc[cell, ("ours_std", dp)], wide.loc[cell, ("n", dp)],
-                                        wide.loc[cell, ("ours_std", nd)], wide.loc[cell, ("n", nd)], ATTACK_TOL[metric])
-                      if spread else ATTACK_TOL[metric])
+
+            def margin(tol, cell=cell, dp=dp, nd=nd):
+                return (margin_from_stats(wide.loc[cell, ("ours_std", dp)], wide.loc[cell, ("n", dp)],
+                                          wide.loc[cell, ("ours_std", nd)], wide.loc[cell, ("n", nd)], tol)
+                        if spread else tol)
+            paper = (_WORSE[metric] * (wide.loc[cell, ("paper", dp)] - wide.loc[cell, ("paper", nd)])
+                     if "paper" in wide.columns.get_level_values(0) else np.nan)
             comps.append(Comparison(f"{topo} N={n} {metric}: DP {a:.3g} vs ND {b:.3g}", _WORSE[metric] * (a - b),
-                                    margin, strict=True))
+                                    margin(ATTACK_TOL[metric]), strict=True, interval=margin(0.0), paper=paper,
+                                    unit=f" {metric}"))
         tol = _ATTACK_TOL_TEXT + (" + t SE over the attacked images" if spread else "; no spread (one value a cell)")
         out.append(ATTACK_SPECS["attack.metrics"].judge(comps, tol, condition=channel))
         if "success_%" in wide.index.get_level_values("metric"):

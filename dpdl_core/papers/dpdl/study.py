@@ -385,7 +385,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
                            + ")", tol, condition=cond)
     else:
         comp = Comparison.paired(f"DPDL {np.mean(a):.1f} vs {name} {np.mean(b):.1f}", *by_seed, ACCURACY_TOL)
-        claim = spec.judge([comp], tol, condition=cond)
+        claim = spec.judge([comp], tol, condition=cond, effect=False)  # "ours" shows the effect
     acc_eps = (g.loc["dpdl", "accountant eps"], others.loc[top, "accountant eps"])
     # Paper noise is the authors' sigma rule, not a calibration: whether the two sides end at
     # the same privacy is whatever the accountant says of the mechanisms that ran.
@@ -460,7 +460,8 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
                                        "epsilon": eps, "algorithm": "dpdl",
                                        "ours_mean": float(np.mean(by_point[g, eps])),
                                        "ours_std": float(np.std(by_point[g, eps], ddof=1)),
-                                       "ours_seeds": seeds_at[g, eps], "runs": len(by_point[g, eps])}
+                                       "ours_seeds": seeds_at[g, eps], "runs": len(by_point[g, eps]),
+                                       "paper_mean": _paper_cell(dataset, "dpdl", eps, g)[0]}
                                       for g, eps in points])
                 claim = spec.judge(RULES[rule](spec.select(frame)), tol, condition=cond)
             out.append(dataclasses.replace(claim, evidence={
@@ -498,7 +499,7 @@ def claims(tab: pd.DataFrame, store=None) -> list:
     paper's number was produced under its own noise, not at equal ε); and, given the
     ``store``, the attack claims of every stored attack cell (:func:`_attack_claims`). Each
     claim's ``evidence`` is a dict with ``paper`` and ``ours`` (numbers as text) and ``why``."""
-    from ...verdicts import ClaimSpec
+    from ...verdicts import ClaimSpec, interval_note, mean_interval
     from .claims import TABLE_SPECS
 
     out = [] if store is None else _attack_claims(store) + _round_claims(store)
@@ -534,7 +535,8 @@ def claims(tab: pd.DataFrame, store=None) -> list:
             out.append(spec.claim("holds" if abs(dist) <= margin else "fails", {
                 "paper": f"{paper:.1f} +- {paper_std:.1f}",
                 "ours": f"{np.mean(a):.1f} ({len(a)} seed{'s' * (len(a) > 1)})",
-                "why": f"ours - paper = {dist:+.1f} pp, margin {margin:.1f} pp"},
+                "why": f"ours - paper = {dist:+.1f} pp, margin {margin:.1f} pp; "
+                       + interval_note(float(np.mean(a)), mean_interval(a), paper, "%", level=True)},
                 f"2 x (paper std {paper_std:.1f} + our seed std {spread:.1f})", condition=cond).calibrated(*cell_cal))
     return out + _trend_claims(tab, cal)
 
@@ -627,10 +629,11 @@ def _round_claims(store, s: Study | None = None) -> list:
         for channel in sorted({sc.split("-", 1)[1] for sc in last["scenario"]}):
             nd, dp = f"ND-{channel}", f"DPDL-{channel}"
             a, b = (f[f["scenario"] == nd].set_index("metric") for f in (last, first))
+            def margin(m, tol, a=a, b=b):
+                return margin_from_stats(a.loc[m, "ours_std"], a.loc[m, "n"], b.loc[m, "ours_std"], b.loc[m, "n"], tol)
             comps = [Comparison(f"{m} round {rounds[-1]} {a.loc[m, 'ours']:.3g} vs round {rounds[0]} "
                                 f"{b.loc[m, 'ours']:.3g}", -_WORSE[m] * (a.loc[m, "ours"] - b.loc[m, "ours"]),
-                                margin_from_stats(a.loc[m, "ours_std"], a.loc[m, "n"], b.loc[m, "ours_std"],
-                                                  b.loc[m, "n"], ATTACK_TOL[m]), strict=True)
+                                margin(m, ATTACK_TOL[m]), strict=True, interval=margin(m, 0.0), unit=f" {m}")
                      for m in ATTACK_TOL if m in a.index and m in b.index]
             cond = f"{where}, {channel} channel"
             cal = _attack_calibration(last.set_index(["scenario", "metric"]), nd, dp)
@@ -681,10 +684,13 @@ def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
     calibration = worst_calibration([cal.get(("mnist", "code_hp", "bipartite", e), ("", "")) for e in mean])
     tol = f"loss tolerance {LOSS_REL_TOL:.0%} of the larger + t SE of the per-seed differences"
     lower = Comparison(f"eps 0.25 {mean[0.25]:.3f} vs eps 0.5 {mean[0.5]:.3f}", mean[0.25] - mean[0.5],
-                       spread(end[0.25], end[0.5]) + LOSS_REL_TOL * max(mean[0.25], mean[0.5]))
+                       spread(end[0.25], end[0.5]) + LOSS_REL_TOL * max(mean[0.25], mean[0.5]),
+                       interval=spread(end[0.25], end[0.5]))
     gain = mean[0.5] - mean[1.0]
-    little = Comparison(f"eps 0.5 -> 1 lowers the loss by {gain:.3f} ({gain / mean[0.5]:+.1%})",
-                        LOSS_REL_TOL * mean[0.5] - gain, spread(end[0.5], end[1.0]))
+    # "little to no" gain: the tolerance less the gain (the interval is the gain's).
+    little = Comparison(f"eps 0.5 -> 1 lowers the loss by {gain:.3f} ({gain / mean[0.5]:+.1%}); the tolerance "
+                        f"{LOSS_REL_TOL * mean[0.5]:.3g} less the gain", LOSS_REL_TOL * mean[0.5] - gain,
+                        spread(end[0.5], end[1.0]), interval=spread(end[0.5], end[1.0]))
     out = []
     for spec_id, comp, paper in (("fig01.loss_eps_025_05", lower, "noticeably lower at eps 0.5 (Figure 1, curves)"),
                                  ("fig01.loss_eps_05_1", little, "little to no improvement at eps 1 (Figure 1)")):

@@ -126,7 +126,7 @@ def saving_comparison(saving: float, seed_savings=None) -> Comparison:
     spread = f", {len(x)} seeds {', '.join(f'{100 * v:.1f}%' for v in x)}" if len(x) > 1 else ""
     return Comparison(f"{100 * saving:.1f}% fewer vectors ({100 * (saving - CLAIMED_SAVING):+.1f} pp from "
                       f"{100 * CLAIMED_SAVING:.0f}%{spread})", SAVING_TOL - abs(saving - CLAIMED_SAVING),
-                      spread_z(len(x) - 1) * se)
+                      spread_z(len(x) - 1) * se, interval=spread_z(len(x) - 1) * se)
 
 
 def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str, pd.DataFrame],
@@ -168,7 +168,8 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         if paired:
             return Comparison.paired(label, dps.mean().to_dict(), lea.mean().to_dict(), tol, strict=True)
         lea, dps = lea.to_numpy().ravel(), dps.to_numpy().ravel()
-        return Comparison(label, dps.mean() - lea.mean(), difference_margin(dps, lea, tol), strict=True)
+        return Comparison(label, dps.mean() - lea.mean(), difference_margin(dps, lea, tol), strict=True,
+                          interval=difference_margin(dps, lea))
 
     specs = FIG02_SPECS
     spread = f"{LOSS_REL_TOL:.0%} of the larger loss + " + (
@@ -184,7 +185,8 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
         specs["fig02.faster_start"].judge([window(slice(0, head), "first")], spread),
         specs["fig02.lower_end"].judge([window(slice(-head, None), "last")], spread),
         specs["fig02.lower_per_vector"].claim(verdict_b, f"lower at {100 * share:.0f}% of {grid_points} points of the "
-                                              "common range", "share thresholds 90% / 50% on the seed-mean curves"),
+                                              "common range (a share of the seed-mean curves' points: no interval)",
+                                              "share thresholds 90% / 50% on the seed-mean curves"),
         specs["fig02.saving_30"].judge(
             [saving_comparison(saving["saving"], seed_savings)],
             f"{100 * SAVING_TOL:.0f} pp either side of 30% (seed-mean curves) + "
@@ -197,8 +199,10 @@ def fig02_claims(curves: dict[str, pd.DataFrame], saving: dict, seeds: dict[str,
 
 def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) -> list[Claim]:
     """Table 1's claims on ``t`` (per dataset, m, algorithm: accuracy, epsilon, accuracy_T as
-    seed means); ``runs`` (the same per seed) gives the seed spread, ``tol`` the accuracy
-    tolerance. Without ``runs`` (the paper's own numbers) the values are taken as exact."""
+    seed means; optionally paper_accuracy, paper_epsilon, Table 1's values, which give each
+    comparison the paper's effect); ``runs`` (the same per seed) gives the seed spread,
+    ``tol`` the accuracy tolerance. Without ``runs`` (the paper's own numbers) the values are
+    taken as exact."""
     key = t.set_index(["dataset", "m", "algorithm"])
     cells = sorted({(d, m) for d, m, _ in key.index})
 
@@ -207,12 +211,18 @@ def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) 
             return np.array([key.loc[(d, m, alg), col]])
         return runs[(runs["dataset"] == d) & (runs["m"] == m) & (runs["algorithm"] == alg)][col].to_numpy()
 
+    def paper(d, m, alg, col) -> float:
+        """Table 1's value of a cell (NaN where ``t`` has no ``paper_<col>`` column or cell)."""
+        return float(key.loc[(d, m, alg), f"paper_{col}"]) if f"paper_{col}" in key.columns else np.nan
+
     def pair(col, tolerance, strict=False, sign=1) -> list[Comparison]:
         out = []
         for d, m in cells:
             lea, dps = values(d, m, "leasgd", col), values(d, m, "dp_dpsgd", col)
             out.append(Comparison(f"{d} m={m}: {lea.mean():.3f} vs {dps.mean():.3f}", sign * (lea.mean() - dps.mean()),
-                                  difference_margin(lea, dps, tolerance), strict))
+                                  difference_margin(lea, dps, tolerance), strict,
+                                  interval=difference_margin(lea, dps),
+                                  paper=sign * (paper(d, m, "leasgd", col) - paper(d, m, "dp_dpsgd", col))))
         return out
 
     def sq_se(d, m, alg) -> tuple[float, int]:
@@ -228,9 +238,11 @@ def tab01_claims(t: pd.DataFrame, tol: float, runs: pd.DataFrame | None = None) 
         if len(ms) < 2:
             continue
         move = {a: abs(values(d, ms[-1], a, "accuracy").mean() - values(d, ms[0], a, "accuracy").mean()) for a in PAIR}
+        told = {a: abs(paper(d, ms[-1], a, "accuracy") - paper(d, ms[0], a, "accuracy")) for a in PAIR}
+        parts = [sq_se(d, m, a) for a in PAIR for m in (ms[0], ms[-1])]
         stable.append(Comparison(f"{d}: |Δacc| {move['leasgd']:.3f} vs {move['dp_dpsgd']:.3f}",
-                                 move["dp_dpsgd"] - move["leasgd"],
-                                 parts_margin([sq_se(d, m, a) for a in PAIR for m in (ms[0], ms[-1])], tol)))
+                                 move["dp_dpsgd"] - move["leasgd"], parts_margin(parts, tol),
+                                 interval=parts_margin(parts), paper=told["dp_dpsgd"] - told["leasgd"]))
 
     def less_epsilon() -> list[Comparison]:
         """``pair("epsilon")``, except a cell where no run of either algorithm stopped before

@@ -222,7 +222,8 @@ def _tab01_claims(store, profile: str) -> list:
         if c.verdict == "holds" and missing:
             # "in every cell": the cells not yet run could still fail it.
             c = dataclasses.replace(c, verdict="inconclusive")
-            why = f"holds in the {len(cells)} cells run; not yet run: " + ", ".join(f"{d} m={m}" for d, m in missing)
+            why = (f"holds in the {len(cells)} cells run; not yet run: " + ", ".join(f"{d} m={m}" for d, m in missing)
+                   + f"; {c.evidence}")
         out.append(_with(c, setting, paper_text, ours_text, why).calibrated(*calib))
     return out
 
@@ -253,7 +254,8 @@ def _nonprivate_accuracy_claim(store, profile: str) -> list:
                              f"{np.mean(list(b.values())):.2f}% at {at:,} ({budget:,.0f} vs "
                              f"{sent.loc[('dp_dpsgd', at)]:,.0f} vectors)", a, b, tol)
     c = INTRO_SPECS["intro.nonprivate_accuracy"].judge([comp], margin_note(f"{tol:g} pp", [len(a), len(b)],
-                                                                          paired=set(a) == set(b)))
+                                                                          paired=set(a) == set(b)),
+                                                       effect=False)  # "ours" shows the effect
     p = ALGORITHMS["leasgd"][1]["leaders_per_follower"]
     setting = (f"{label}, non-private, m = {s.n_agents}, p = {p} leaders per follower (the spec's), "
                f"{s.rounds:,} iterations, B = {s.batch_size}, {_seeds([len(a)])}")
@@ -284,7 +286,7 @@ def _moments_accountant_claim(store, profile: str) -> list:
         rdp = float(total_epsilon(sigma, [shard], c.batch_size, c.rounds, c.delta)[0])
         strong = strong_composition_epsilon(sigma, c.batch_size / shard, c.rounds, c.delta)
         comps.append(Comparison(f"{d} m={m}: moments {rdp:.2f} vs strong composition {strong:,.0f}", strong - rdp,
-                                strict=True))
+                                strict=True, interval=0.0, exact=True))
         sigmas.append(f"{d} m={m} sigma {sigma:.3f}, |S_i| {shard:,}")
     c = INTRO_SPECS["intro.moments_accountant"].judge(comps, "exact (analytic)")
     first = next(iter(cells.values()))[0]

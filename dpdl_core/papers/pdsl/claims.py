@@ -263,7 +263,10 @@ def reach_comparison(label: str, ceiling: float, paper: float, spread_std: float
     :data:`ACCURACY_TOL` pp and 2 SE of the private runs' seed std ``spread_std``. The
     spread counts for the paper: a shortfall within it reaches."""
     margin = margin_from_stats(spread_std, 1, 0.0, 1, ACCURACY_TOL)
-    return Comparison(f"{label} {ceiling:.1f} vs the paper's {paper:.1f} less {margin:.2f}", ceiling - paper + margin)
+    # One run against the paper's number: the seed spread is folded into the difference, so
+    # the comparison has no interval of its own.
+    return Comparison(f"{label} {ceiling:.1f} vs the paper's {paper:.1f} less {margin:.2f}", ceiling - paper + margin,
+                      interval=0.0, unit=" pp")
 
 
 def variant_spec(variant: str) -> ClaimSpec:
@@ -283,6 +286,12 @@ def _stats(g: pd.DataFrame, label: str) -> tuple[float, float, int]:
     return float(r["ours"]), float(r.get("ours_std", 0.0)), int(r.get("runs", 1))
 
 
+def _paper(g: pd.DataFrame, label: str) -> float:
+    """The paper's value (``paper_mean`` column, %) of ``label``'s row of ``g``; NaN without one."""
+    r = g[g["label"] == label]
+    return float(r["paper_mean"].iloc[0]) if "paper_mean" in g.columns and len(r) else np.nan
+
+
 def _best(spec: ClaimSpec, table: pd.DataFrame, who: str) -> Claim:
     cell = ["topology", "epsilon", "n_agents"]
     comps = []
@@ -293,7 +302,9 @@ def _best(spec: ClaimSpec, table: pd.DataFrame, who: str) -> Claim:
         top = others.loc[others["ours"].idxmax(), "label"]
         (a, sa, na), (b, sb, nb) = _stats(g, who), _stats(g, top)
         comps.append(Comparison(f"{key[0]} eps={key[1]:g} M={key[2]}: vs {top}", a - b,
-                                margin_from_stats(sa, na, sb, nb, ACCURACY_TOL)))
+                                margin_from_stats(sa, na, sb, nb, ACCURACY_TOL),
+                                interval=margin_from_stats(sa, na, sb, nb), paper=_paper(g, who) - _paper(g, top),
+                                unit=" pp"))
     return spec.judge(comps, _tolerance(table, f"{ACCURACY_TOL} pp"))
 
 
@@ -302,10 +313,12 @@ def _grows(spec: ClaimSpec, table: pd.DataFrame) -> Claim:
     for (topo, m), g in spec.select(table).groupby(["topology", "n_agents"]):
         g = g.sort_values("epsilon")
         for lo, hi in zip(g.itertuples(), g.iloc[1:].itertuples()):
+            spread = (getattr(hi, "ours_std", 0.0), getattr(hi, "runs", 1), getattr(lo, "ours_std", 0.0),
+                      getattr(lo, "runs", 1))
             comps.append(Comparison(f"{topo} M={m}: eps {lo.epsilon:g} -> {hi.epsilon:g}", hi.ours - lo.ours,
-                                    margin_from_stats(getattr(hi, "ours_std", 0.0), getattr(hi, "runs", 1),
-                                                      getattr(lo, "ours_std", 0.0), getattr(lo, "runs", 1),
-                                                      ACCURACY_TOL)))
+                                    margin_from_stats(*spread, ACCURACY_TOL), interval=margin_from_stats(*spread),
+                                    paper=getattr(hi, "paper_mean", np.nan) - getattr(lo, "paper_mean", np.nan),
+                                    unit=" pp"))
     return spec.judge(comps, _tolerance(table, f"{ACCURACY_TOL} pp"))
 
 
@@ -320,17 +333,24 @@ def _stable(spec: ClaimSpec, table: pd.DataFrame) -> Claim:
             continue
         drop = {lab: lo.loc[lab, "ours"] - hi.loc[lab, "ours"] for lab in both}
         base = min((lab for lab in both if lab != "PDSL"), key=drop.get)
+        told = {lab: (lo.loc[lab, "paper_mean"] - hi.loc[lab, "paper_mean"]) if "paper_mean" in lo.columns else np.nan
+                for lab in ("PDSL", base)}
         # The four means of two drops are independent (their seeds are), each with its seeds.
         parts = [(float(t.loc[lab].get("ours_std", 0.0)) ** 2 / int(t.loc[lab].get("runs", 1)),
                   int(t.loc[lab].get("runs", 1))) for lab in ("PDSL", base) for t in (lo, hi)]
         comps.append(Comparison(f"{topo} eps={eps:g}: PDSL drop {drop['PDSL']:.2f} vs {base} {drop[base]:.2f}",
-                                drop[base] - drop["PDSL"], parts_margin(parts, ACCURACY_TOL)))
+                                drop[base] - drop["PDSL"], parts_margin(parts, ACCURACY_TOL),
+                                interval=parts_margin(parts), paper=told[base] - told["PDSL"], unit=" pp"))
     return spec.judge(comps, _tolerance(table, f"{ACCURACY_TOL} pp"))
 
 
 def table_claims(table: pd.DataFrame, key: str) -> list[Claim]:
     """The claims of table ``key`` on ``table`` (columns topology, epsilon, n_agents, label,
-    algorithm, ours in %, and optionally ours_std and runs for the seed spread)."""
+    algorithm, ours in %, and optionally ours_std and runs for the seed spread, and paper_mean,
+    the paper's value in %, which gives each comparison the paper's effect; a numeric ``paper``
+    column, as :func:`.figures.accuracy_table` gives, stands for it)."""
+    if "paper_mean" not in table.columns and "paper" in table.columns and pd.api.types.is_numeric_dtype(table["paper"]):
+        table = table.assign(paper_mean=table["paper"])
     rules = {"best": lambda s: _best(s, table[table["label"].isin(("PDSL", *BASELINES))], "PDSL"),
              "grows_with_epsilon": lambda s: _grows(s, table), "stable_in_m": lambda s: _stable(s, table)}
     out = [rules[spec.id.split(".", 1)[1]](spec) for spec in TABLE_SPECS[key]]
@@ -375,7 +395,8 @@ def _lower_loss(spec: ClaimSpec, final: pd.DataFrame) -> Claim:
             tol = LOSS_REL_TOL * max(p["mean"], b["mean"])
             comps.append(Comparison(f"eps={eps:g} M={m}: vs {lab} ({p['mean']:.3g} vs {b['mean']:.3g})",
                                     b["mean"] - p["mean"],
-                                    margin_from_stats(p["std"], p["count"], b["std"], b["count"], tol)))
+                                    margin_from_stats(p["std"], p["count"], b["std"], b["count"], tol),
+                                    interval=margin_from_stats(p["std"], p["count"], b["std"], b["count"])))
     return spec.judge(comps, _loss_margin_note(f"{100 * LOSS_REL_TOL:.0f}% of the larger loss", final, stats))
 
 
@@ -389,7 +410,8 @@ def _stable_loss(spec: ClaimSpec, final: pd.DataFrame) -> Claim:
         lo, hi = g.iloc[0], g.iloc[-1]
         comps.append(Comparison(f"eps={eps:g}: M={lo['n_agents']} {lo['mean']:.3g} -> M={hi['n_agents']} "
                                 f"{hi['mean']:.3g}", STABLE_REL * lo["mean"] - abs(hi["mean"] - lo["mean"]),
-                                margin_from_stats(lo["std"], lo["count"], hi["std"], hi["count"])))
+                                margin_from_stats(lo["std"], lo["count"], hi["std"], hi["count"]),
+                                interval=margin_from_stats(lo["std"], lo["count"], hi["std"], hi["count"])))
     return spec.judge(comps, _loss_margin_note("25% band", final, stats))
 
 

@@ -90,12 +90,14 @@ def controls_claims(table: pd.DataFrame, paper: float) -> list:
     acc = table.set_index("control")["avg model (%)"]
     out = [SPECS["controls.shapley_helps"].judge(
         [Comparison(f"as written {acc['PDSL as written']:.1f} vs uniform {acc['uniform weights (floor = 1)']:.1f}",
-                    acc["PDSL as written"] - acc["uniform weights (floor = 1)"], ACCURACY_TOL)],
+                    acc["PDSL as written"] - acc["uniform weights (floor = 1)"], ACCURACY_TOL,
+                    interval=0.0, unit=" pp")],
         margin_note(f"{ACCURACY_TOL} pp", [1]))]
     swept = acc[[c for c in acc.index if c.startswith("sigma")]]
     best = swept.idxmax()
     out.append(SPECS["controls.sigma_reaches_table"].judge(
-        [Comparison(f"best {best}: {swept[best]:.1f} vs Table I {paper:.1f}", swept[best] - paper, ACCURACY_TOL)],
+        [Comparison(f"best {best}: {swept[best]:.1f} vs Table I {paper:.1f}", swept[best] - paper, ACCURACY_TOL,
+                    interval=0.0, unit=" pp")],
         margin_note(f"{ACCURACY_TOL} pp", [1])))
     return out
 

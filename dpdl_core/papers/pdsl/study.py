@@ -618,8 +618,9 @@ def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
     out = []
     for variant in sorted(set(rows.index) - {"PDSL", *BASELINES, UNIFORM}):
         a, b = rows.loc[variant], rows.loc[top]
+        spread = (a["ours_std"], int(a["runs"]), b["ours_std"], int(b["runs"]))
         comp = Comparison(f"{variant} {a['ours']:.1f} vs {top} {b['ours']:.1f}", a["ours"] - b["ours"],
-                          margin_from_stats(a["ours_std"], int(a["runs"]), b["ours_std"], int(b["runs"]), ACCURACY_TOL))
+                          margin_from_stats(*spread, ACCURACY_TOL), interval=margin_from_stats(*spread), unit=" pp")
         c = variant_spec(variant).judge([comp], note, condition=setting)
         verdict, why = _accuracy_verdict(c.verdict, c.evidence, meta[meta["label"].isin([variant, top])])
         out.append(dataclasses.replace(c, verdict=verdict, evidence={
@@ -631,8 +632,9 @@ def _first_cell_extras(st: Study, store, first: Cell, q: str) -> list:
                                              "weights (floor = 1: every share 1/n, pi = 1/(n omega))",
                                    rule=f"PDSL's accuracy above the uniform-weights control's; within {ACCURACY_TOL} "
                                         "pp + 2 SE (both 1 seed, std from the strongest baseline) is inconclusive")
+        spread = (a["ours_std"], 1, b["ours_std"], 1)
         comp = Comparison(f"PDSL {a['ours']:.1f} vs uniform {b['ours']:.1f}", a["ours"] - b["ours"],
-                          margin_from_stats(a["ours_std"], 1, b["ours_std"], 1, ACCURACY_TOL))
+                          margin_from_stats(*spread, ACCURACY_TOL), interval=margin_from_stats(*spread), unit=" pp")
         c = spec.judge([comp], note, condition=setting)
         verdict, why = _accuracy_verdict(c.verdict, c.evidence, meta[meta["label"].isin(["PDSL", UNIFORM])])
         out.append(dataclasses.replace(c, verdict=verdict, evidence={
@@ -831,7 +833,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         else:
             diff, half = effect_interval(ours, other)
         return Comparison(f"{label}: ours {diff:.3g} (95% ±{half:.2g}) vs paper {paper:g}",
-                          tol + half - abs(paper - diff))
+                          tol + half - abs(paper - diff), interval=half, paper=paper, effect=diff,
+                          unit="x" if ratio else " pp", level=ratio)
 
     out = []
 
@@ -863,12 +866,12 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     steps = list(zip(low_eps[:-1], low_eps[1:]))
     add("text.slower_at_stronger_noise", low_eps,
         [Comparison.paired(f"eps {a[3]:g} vs {b[3]:g}", seeds(sel(*a, "PDSL"), "conv"), seeds(sel(*b, "PDSL"), "conv"),
-                           ROUND_TOL) for a, b in steps],
+                           ROUND_TOL, unit=" rounds") for a, b in steps],
         "slower convergence at stronger noise (words)",
         "PDSL's convergence round " + ", ".join(f"{rnd(sel(*p, 'PDSL'))} at eps {p[3]:g}" for p in low_eps), rtol)
     # s11: PDSL converges before each baseline (Figure 1's stored panels)
     comps = [Comparison.paired(f"{_short(sel(*p)['cell'].iloc[0])} {b}", seeds(sel(*p, b), "conv"),
-                               seeds(sel(*p, "PDSL"), "conv"), ROUND_TOL)
+                               seeds(sel(*p, "PDSL"), "conv"), ROUND_TOL, unit=" rounds")
              for p in (fc10, fc20) if len(sel(*p)) for b in BASELINES if len(sel(*p, b))]
     add("fig01.faster_convergence", [fc10, fc20], comps, "PDSL converges first (curves)",
         f"PDSL's round {rnd(sel(*fc10, 'PDSL'))} (M=10), {rnd(sel(*fc20, 'PDSL'))} (M=20); baselines' "
@@ -876,26 +879,29 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     # s12: PDSL's smallest loss after about 80 rounds
     panels = low_eps + [fc20]
     add("fig01.min_loss_at_80", panels,
-        [Comparison(f"{_short(sel(*p)['cell'].iloc[0])}: round {int(a)}", ROUND_TOL - abs(a - 80))
+        [Comparison(f"{_short(sel(*p)['cell'].iloc[0])}: round {int(a)}", ROUND_TOL - abs(a - 80), interval=0.0,
+                    paper=80.0, effect=float(a), unit=" rounds", level=True)
          for p in panels for a in sel(*p, "PDSL")["argmin"]],
         "about 80 rounds", "PDSL's smallest loss at round " + ", ".join(
             f"{int(a)} ({_short(sel(*p)['cell'].iloc[0])})" for p in panels for a in sel(*p, "PDSL")["argmin"]), rtol)
     # s13: 80 rounds still suffice at M = 20
     add("fig01.80_rounds_at_m20", [fc20],
-        [Comparison(f"M=20: round {rnd(sel(*fc20, 'PDSL'))}", 80 - pdsl_round(fc20), ROUND_TOL)],
+        [Comparison(f"M=20: round {rnd(sel(*fc20, 'PDSL'))}", 80 - pdsl_round(fc20), ROUND_TOL, interval=0.0,
+                    paper=80.0, effect=pdsl_round(fc20), unit=" rounds", level=True)],
         "converged by round 80", f"PDSL's convergence round at M=20: {rnd(sel(*fc20, 'PDSL'))}", rtol)
     # s14: every baseline converges later at M = 20
     add("fig01.baselines_slower_at_m20", [fc10, fc20],
-        [Comparison.paired(b, seeds(sel(*fc20, b), "conv"), seeds(sel(*fc10, b), "conv"), ROUND_TOL)
+        [Comparison.paired(b, seeds(sel(*fc20, b), "conv"), seeds(sel(*fc10, b), "conv"), ROUND_TOL, unit=" rounds")
          for b in BASELINES],
         "more rounds at M = 20 (curves)", "; ".join(f"{b} {rnd(sel(*fc10, b))} -> {rnd(sel(*fc20, b))}"
                                                       for b in BASELINES), rtol + " + t SE over seeds")
     # s15: DP-NETFLEET about 100 at M = 20, the others not converged by 180
     nf = seeds(sel(*fc20, "DP-NETFLEET"), "conv")
     diff, half = effect_interval(nf, {0: 100.0})
-    comps = [Comparison(f"DP-NETFLEET {rnd(sel(*fc20, 'DP-NETFLEET'))} vs about 100", ROUND_TOL - abs(diff), half)]
+    comps = [Comparison(f"DP-NETFLEET {rnd(sel(*fc20, 'DP-NETFLEET'))} vs about 100", ROUND_TOL - abs(diff), half,
+                        interval=half, paper=100.0, effect=diff + 100.0, unit=" rounds", level=True)]
     comps += [Comparison.paired(f"{b} {rnd(sel(*fc20, b))} vs after 180", seeds(sel(*fc20, b), "conv"), {0: 180.0},
-                                ROUND_TOL) for b in BASELINES if b != "DP-NETFLEET"]
+                                ROUND_TOL, unit=" rounds") for b in BASELINES if b != "DP-NETFLEET"]
     add("fig01.m20_netfleet_100_others_180", [fc20], comps, "DP-NETFLEET ~100 rounds; others not by 180",
         "; ".join(f"{b} {rnd(sel(*fc20, b))}" for b in BASELINES), rtol + " + t SE over seeds")
     # s17, s39: PDSL's loss as printed
@@ -904,7 +910,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
                                     ("fig04.pdsl_loss_0_65", cifar, 0.65, 0.01)):
         ours = sel(*panel, "PDSL")["final"]
         tol = max(LOSS_REL_TOL * max(paper, float(ours.mean()) if len(ours) else paper), unit / 2)
-        add(cid, [panel], [Comparison(f"PDSL {v:.3g} vs {paper:g}", tol - abs(v - paper)) for v in ours],
+        add(cid, [panel], [Comparison(f"PDSL {v:.3g} vs {paper:g}", tol - abs(v - paper), interval=0.0, paper=paper,
+                                      effect=float(v), level=True) for v in ours],
             f"about {paper:g}", "PDSL's final loss " + ", ".join(f"{v:.3g}" for v in ours),
             f"{LOSS_REL_TOL:.0%} of the larger loss or half the print unit ({unit / 2:g}), whichever is larger")
     # s18, s41: each baseline's loss over PDSL's, as printed
@@ -925,7 +932,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         if a10 and a20:
             diff, half = effect_interval(a20, a10)
             comps.append(Comparison(f"{b} {np.mean(list(a10.values())):.3g} -> {np.mean(list(a20.values())):.3g}",
-                                    diff - STABLE_REL * np.mean(list(a10.values())), half))
+                                    diff - STABLE_REL * np.mean(list(a10.values())), half, interval=half,
+                                    effect=diff))
     add("fig01.baselines_loss_grows_with_m", [fc10, fc20], comps, "a significant increase (curves)",
         "; ".join(c.label for c in comps), f"the {STABLE_REL:.0%} band of fig01.stable_in_m + t SE over seeds")
     # s23: at M = 20 each baseline's loss 6-15 times PDSL's
@@ -935,17 +943,19 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         if len(sel(*fc20, b)) and p20:
             r, half = effect_interval(
                 {s: v / np.mean(list(p20.values())) for s, v in seeds(sel(*fc20, b), "final").items()}, {0: 0.0})
-            comps.append(Comparison(f"{b} {r:.2g}x", min(r - 6, 15 - r), 0.5 + half))
+            comps.append(Comparison(f"{b} {r:.2g}x", min(r - 6, 15 - r), 0.5 + half, interval=half, effect=r,
+                                    unit="x", level=True))
     add("fig01.m20_ratios_6_to_15", [fc20], comps, "6-15x", ", ".join(c.label for c in comps),
         "half the print unit (0.5) + our 95% half-width")
     # s25, s26, s27: Figures 2-3
     sparse = [("mnist", topo, 10, EPSILON) for topo in ("bipartite", "ring")]
     add("fig23.converges_by_110", sparse,
-        [Comparison(f"{p[1]}: round {rnd(sel(*p, 'PDSL'))}", 110 - pdsl_round(p), ROUND_TOL) for p in sparse],
+        [Comparison(f"{p[1]}: round {rnd(sel(*p, 'PDSL'))}", 110 - pdsl_round(p), ROUND_TOL, interval=0.0,
+                    effect=pdsl_round(p), unit=" rounds", level=True) for p in sparse],
         "within about 100-110 rounds", "PDSL's convergence round " + ", ".join(
             f"{rnd(sel(*p, 'PDSL'))} ({p[1]})" for p in sparse), rtol)
     comps = [Comparison.paired(f"{p[1]} {b} {rnd(sel(*p, b))}", seeds(sel(*p, b), "conv"),
-                               seeds(sel(*p, "PDSL"), "conv"), ROUND_TOL)
+                               seeds(sel(*p, "PDSL"), "conv"), ROUND_TOL, unit=" rounds")
              for p in sparse for b in ("DP-CGA", "MUFFLIATO", "DP-DPSGD") if len(sel(*p, b))]
     add("fig23.baselines_need_more_rounds", sparse, comps, "much more rounds than PDSL (curves)",
         "PDSL " + ", ".join(f"{rnd(sel(*p, 'PDSL'))} ({p[1]})" for p in sparse) + "; "
@@ -957,10 +967,12 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         diff, half = effect_interval(nf_loss, p_loss)
         band = LOSS_REL_TOL * max(np.mean(list(nf_loss.values())), np.mean(list(p_loss.values())))
         comps.append(Comparison(f"final loss DP-NETFLEET {np.mean(list(nf_loss.values())):.3g} vs PDSL "
-                                f"{np.mean(list(p_loss.values())):.3g}", band - abs(diff), half))
+                                f"{np.mean(list(p_loss.values())):.3g}", band - abs(diff), half, interval=half,
+                                effect=diff))
         diff, half = effect_interval(seeds(sel(*ring, "DP-NETFLEET"), "conv"), seeds(sel(*ring, "PDSL"), "conv"))
         comps.append(Comparison(f"convergence round DP-NETFLEET {rnd(sel(*ring, 'DP-NETFLEET'))} vs PDSL "
-                                f"{rnd(sel(*ring, 'PDSL'))}", ROUND_TOL - abs(diff), half))
+                                f"{rnd(sel(*ring, 'PDSL'))}", ROUND_TOL - abs(diff), half, interval=half, effect=diff,
+                                unit=" rounds"))
     add("fig03.netfleet_comparable", [ring], comps, "comparable convergence (curves)",
         "; ".join(c.label for c in comps), f"{LOSS_REL_TOL:.0%} of the larger loss, {rtol}, each + t SE over seeds")
     # s40: PDSL's loss similar to DP-NETFLEET's on CIFAR-10
@@ -970,7 +982,7 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         band = LOSS_REL_TOL * max(np.mean(list(nf_loss.values())), np.mean(list(p_loss.values())))
         add("fig04.similar_to_netfleet", [cifar], [Comparison(
             f"PDSL {np.mean(list(p_loss.values())):.3g} vs DP-NETFLEET {np.mean(list(nf_loss.values())):.3g}",
-            band - abs(diff), half)], "similar losses (curves)",
+            band - abs(diff), half, interval=half, effect=diff)], "similar losses (curves)",
             f"final loss PDSL {np.mean(list(p_loss.values())):.3g} "
             f"vs DP-NETFLEET {np.mean(list(nf_loss.values())):.3g}",
             f"{LOSS_REL_TOL:.0%} of the larger loss + t SE over seeds")
@@ -988,7 +1000,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     for cid, panel, paper in (("tab01.pdsl_0_938", eps08, 93.8), ("tab02.pdsl_0_758", cifar, 75.8)):
         std = spread_std(panel)
         ours = sel(*panel, "PDSL")["acc"]
-        add(cid, [panel], [Comparison(f"PDSL {v:.1f}% vs {paper:g}%", ACCURACY_TOL + SPREAD_Z * std - abs(v - paper))
+        add(cid, [panel], [Comparison(f"PDSL {v:.1f}% vs {paper:g}%", ACCURACY_TOL + SPREAD_Z * std - abs(v - paper),
+                                      interval=0.0, paper=paper, effect=float(v), unit="%", level=True)
                            for v in ours],
             f"{paper / 100:.3f}", "PDSL's final test accuracy " + ", ".join(f"{v / 100:.3f}" for v in ours),
             f"{ACCURACY_TOL:g} pp (half the print unit) + {SPREAD_Z:g} x the seeded baseline's seed std ({std:.2g} pp)")

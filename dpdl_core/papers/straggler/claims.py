@@ -172,7 +172,8 @@ STUDY_ONLY = ("lemma2_predicts_speedup", "rand_ring_long_run_convergence", "lemm
 FIGURE_SPECS = {i: s for i, s in SPECS.items() if i not in STUDY_ONLY}
 
 
-def speedup_comparison(label: str, speedup: float, log_se: float, clear: bool) -> Comparison:
+def speedup_comparison(label: str, speedup: float, log_se: float, clear: bool,
+                       paper: float = math.nan) -> Comparison:
     """One skipping p of a lower-panel claim: the measured ``speedup`` factor (latency of
     p = 1e-4 / latency of p to the same accuracy) against :data:`SPEEDUP_LINE` on the log
     scale, margin :data:`~dpdl_core.verdicts.claims.SPREAD_Z` (2) × ``log_se``, the standard error of
@@ -180,11 +181,16 @@ def speedup_comparison(label: str, speedup: float, log_se: float, clear: bool) -
     above the line), else "no clear speed-up" (positive below it); the two verdicts of one
     factor are each other's mirror image (a factor exactly on the line with no spread is not
     a clear speed-up). An undefined factor (NaN, not positive) or spread (infinite: one run)
-    is inconclusive."""
+    is inconclusive. The comparison's effect is the factor with its interval ``speedup``
+    x/÷ exp(2 ``log_se``) (none where the spread is undefined) beside ``paper``, the factor
+    the paper predicts (Lemma 2's)."""
     ok = math.isfinite(speedup) and speedup > 0
     diff = math.log(speedup / SPEEDUP_LINE) if ok else math.nan
     margin = SPREAD_Z * log_se if log_se >= 0 else math.inf
-    return Comparison(label, diff if clear else -diff, margin, strict=clear)
+    return Comparison(label, diff if clear else -diff, margin, strict=clear,
+                      interval=margin if math.isfinite(margin) else 0.0,
+                      paper=math.log(paper) if paper > 0 else math.nan,
+                      effect=math.log(speedup) if ok else math.nan, log=True)
 
 
 def lower_scope(spec: ClaimSpec, data_label: str) -> ClaimSpec:

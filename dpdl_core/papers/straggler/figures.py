@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...runs import PROFILES, load_profile
 from ...sim import check_choice, check_int
-from ...verdicts import SPREAD_Z, Output, caption, claims_frame, legend_below, save_figure
+from ...verdicts import SPREAD_Z, Output, caption, claims_frame, deciding, legend_below, save_figure
 from .claims import BOOTSTRAP_RESAMPLES, ON_TOP, SPECS, SPEEDUP_LINE, TARGET_FRACTION, lower_scope, speedup_comparison
 from .housing import HousingData, load_housing, split_runs
 from .latency import LatencyModel, paper_models
@@ -336,10 +336,11 @@ def lower_panel_claims(runs: dict, lemma1: pd.DataFrame, probabilities, models, 
                 speed = f"speed-up {sp.factor:.2f}x ({spread}) to accuracy {sp.target:.3f}"
             else:
                 speed = "speed-up n/a (the curves do not rise above their start)"
-            comps.append(speedup_comparison(f"p={p:g}: {speed}", sp.factor, sp.log_se, clear))
+            lemma2 = per_update[(name, ps[0])] / per_update[(name, p)]
+            comps.append(speedup_comparison(f"p={p:g}: {speed}", sp.factor, sp.log_se, clear, paper=lemma2))
             diff = _acc_at_latency(res, per_hop[(name, p)], budget) - base
             se = diff.std(ddof=1) / math.sqrt(len(diff)) if len(diff) > 1 else math.inf
-            parts.append(f"p={p:g}: {speed}, Lemma 2 {per_update[(name, ps[0])] / per_update[(name, p)]:.2f}x, "
+            parts.append(f"p={p:g}: {speed}, Lemma 2 {lemma2:.2f}x, "
                          f"accuracy gain {diff.mean():+.3f} ± {se:.3f} at latency {budget:.4g}")
         spec = lower_scope(SPECS["no_speedup_exponential" if name == "exponential" else f"speedup.{name}"], data_label)
         rule = (f"speed-up against the line {SPEEDUP_LINE}x, margin {SPREAD_Z:g} SE over {n_runs} paired runs "
@@ -347,7 +348,10 @@ def lower_panel_claims(runs: dict, lemma1: pd.DataFrame, probabilities, models, 
                 + ("no clear speed-up: below the line" if name == "exponential" else "clear speed-up: above the line"))
         judged = spec.judge(comps, rule)
         held = judged.evidence.split(";")[0]  # "k of n hold"; the numbers follow in full
-        out.append(replace(judged, evidence=f"{held}: " + "; ".join(parts) + SPEEDUP.format(resamples=resamples)))
+        decide = deciding(comps)
+        effect = f"; deciding {decide.label.split(':')[0]}: {decide.note}"
+        out.append(replace(judged, evidence=f"{held}: " + "; ".join(parts) + effect
+                           + SPEEDUP.format(resamples=resamples)))
     return out
 
 

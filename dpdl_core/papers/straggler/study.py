@@ -230,7 +230,7 @@ def _stored_curve_claims(runs: dict, s: Study, data_label: str) -> list:
     :data:`~.claims.LONG_RUN_FRACTION` of the hops, paired by run index)."""
     import math
 
-    from ...verdicts import SPREAD_Z, Comparison, margin_note
+    from ...verdicts import SPREAD_Z, Comparison, deciding, margin_note
     from .claims import LONG_RUN_FRACTION, SPECS, lower_scope
 
     comps, aside = [], []
@@ -241,7 +241,9 @@ def _stored_curve_claims(runs: dict, s: Study, data_label: str) -> list:
             aside.append(text)
             continue
         # Lemma 2's factor inside the measured 2 SE range (log scale): holds; outside: fails.
-        comps.append(Comparison(text, SPREAD_Z * r["log SE"] - abs(math.log(ratio)) if ratio > 0 else math.nan))
+        comps.append(Comparison(text, SPREAD_Z * r["log SE"] - abs(math.log(ratio)) if ratio > 0 else math.nan,
+                                interval=SPREAD_Z * r["log SE"], paper=0.0,
+                                effect=math.log(ratio) if ratio > 0 else math.nan, log=True))
     n_runs = next(iter(runs.values())).accuracy.shape[1]
     lemma = lower_scope(SPECS["lemma2_predicts_speedup"], data_label).judge(
         comps, f"Lemma 2's factor inside the measured factor's {SPREAD_Z:g} SE bootstrap range (log scale, "
@@ -258,14 +260,16 @@ def _stored_curve_claims(runs: dict, s: Study, data_label: str) -> list:
         last = rand.hops >= rand.hops.max() * (1 - LONG_RUN_FRACTION)
         a, b = (dict(enumerate(100 * c.accuracy[last].mean(axis=0))) for c in (rand, ring))
         comps.append(Comparison.paired(f"p={p:g}: SS-Rand-Ring {np.mean(list(a.values())):.2f}% vs SS-Ring "
-                                       f"{np.mean(list(b.values())):.2f}%", a, b))
+                                       f"{np.mean(list(b.values())):.2f}%", a, b, unit=" pp"))
     long_run = lower_scope(SPECS["rand_ring_long_run_convergence"], data_label).judge(
         comps, margin_note("0 pp", [n_runs], paired=True))
     held = sum(c.verdict == "holds" for c in comps)
     gains = ", ".join(f"{c.diff:+.2f}" for c in comps)
+    decide = deciding(comps)
     return [lemma, _with_evidence(long_run, f"{gains} pp (p = {', '.join(f'{p:g}' for p in ps)}); "
                                   f"{held} of {len(comps)} hold; " + "; ".join(
-        f"{c.label} ({c.diff:+.2f} pp, margin {c.margin:.2f}: {c.verdict})" for c in comps))]
+        f"{c.label} ({c.diff:+.2f} pp, margin {c.margin:.2f}: {c.verdict})" for c in comps)
+                                  + f"; deciding {decide.label.split(':')[0]}: {decide.note}")]
 
 
 # Lemma 2's Monte Carlo check: the grid of skipping probabilities it simulates.
@@ -352,7 +356,8 @@ def answer(store=None) -> pd.DataFrame:
                        + ")",
                        ours="; ".join(f"p={c[0]}: speed-up {c[1]}, accuracy gain {c[3]} ± {c[4]} (not judged)"
                                       for c in cells),
-                       why=r.evidence.split(":")[0] + f" ({r.tolerance})")
+                       why=r.evidence.split(":")[0] + f" ({r.tolerance})" + "".join(
+                           re.findall(r"; deciding .*?(?=; speed-up = |$)", r.evidence)))
         elif r.id == "lemma2_optimum_monte_carlo":
             row.update(setting=settings["lemma"], paper_value="Lemma 2's t_ss (p* 0, 0.710, 0.737)", ours=r.evidence,
                        why=r.rule)
