@@ -266,3 +266,55 @@ def test_a_read_only_store_reads_but_never_writes_an_object(store):
     with pytest.raises(SaveFailed, match="read-only"):
         reader.finish({"x": 2})
     assert slot.stored() == {"x": 1}
+
+
+# -- privacy audits: a JSON document per slot ----------------------------------------------
+
+
+def test_an_audit_document_carries_its_checksum_and_an_edit_is_caught(tmp_path):
+    from dpdl_core.runs.slots import JsonSlot
+
+    store = ResultStore(tmp_path)
+    slot = JsonSlot(store, "abc-def", ".")
+    with slot.held() as found:
+        assert found is None
+        slot.finish({"epsilon_audit": 0.5, "audit": {"m": 10}, "rounds": 2})
+    assert slot.stored() == {"epsilon_audit": 0.5, "audit": {"m": 10}, "rounds": 2}
+    assert not (tmp_path / "locks" / "abc-def.lock").exists() and slot.partial() is None
+    text = slot.result_path.read_text()
+    assert '"sha256"' in text
+    slot.result_path.write_text(text.replace('"epsilon_audit": 0.5', '"epsilon_audit": 5.0'))
+    assert JsonSlot(ResultStore(tmp_path, read_only=True), "abc-def", ".").stored() is None  # left in place
+    assert slot.result_path.exists()
+    with pytest.warns(CorruptResultWarning):
+        assert slot.stored() is None  # a writable store moves it aside: the audit is done again
+    assert not slot.result_path.exists()
+
+
+def test_a_legacy_audit_document_without_checksum_is_read(tmp_path):
+    from dpdl_core.runs.slots import JsonSlot
+
+    (tmp_path / "old.json").write_text('{"epsilon_audit": 0.25}\n')
+    assert JsonSlot(ResultStore(tmp_path, read_only=True), "old", ".").stored() == {"epsilon_audit": 0.25}
+    (tmp_path / "cut.json").write_text('{"epsilon_audit": 0.2')
+    assert JsonSlot(ResultStore(tmp_path, read_only=True), "cut", ".").stored() is None
+
+
+def test_every_committed_audit_passes_its_checksum_and_a_damaged_one_leaves_the_table(tmp_path):
+    import shutil
+
+    from dpdl_core.runs.audit_run import AUDIT_DIR, audit_table
+    from dpdl_core.runs.slots import JsonSlot
+
+    committed = sorted(Path(AUDIT_DIR).glob("*.json"))
+    assert committed
+    for path in committed:
+        assert '"sha256"' in path.read_text(), f"{path}: committed without its checksum"
+        assert JsonSlot(ResultStore(AUDIT_DIR, read_only=True), path.stem, ".").stored() is not None, path
+    for path in committed[:3]:
+        shutil.copy(path, tmp_path / path.name)
+    damaged = tmp_path / committed[0].name
+    damaged.write_text(damaged.read_text().replace('"rounds": ', '"rounds": 1'))
+    with pytest.warns(CorruptResultWarning, match="integrity check"):
+        table = audit_table(tmp_path)
+    assert len(table) == 2 and damaged.exists()  # left out, never moved: committed files are the user's

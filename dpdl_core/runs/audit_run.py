@@ -50,8 +50,10 @@ mislabelled or out-of-distribution examples, sampled and clipped like the victim
 scored by an observer of the victim's models alone (black-box;
 :mod:`dpdl_core.runs.input_canaries`).
 
-Results go to ``results/audit/<config hash>-<spec hash>.json`` (:func:`audit_path`), written
-atomically; :func:`audit_cached` skips a pair already stored. :func:`audit_table` reads them.
+Results go to ``results/audit/<config hash>-<spec hash>.json`` (:func:`audit_path`), each an
+audit's :class:`~dpdl_core.runs.slots.JsonSlot` (the store protocol of every kind of durable work:
+checksummed, written atomically, computed under a lease); :func:`audit_cached` skips a pair
+already stored. :func:`audit_table` reads them, verified.
 
 Command line: ``python -m dpdl_core.runs.audit_run --help``.
 """
@@ -63,6 +65,7 @@ import hashlib
 import json
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,10 +88,11 @@ from ..sim.loop import training_rounds
 from ..sim.seeding import derive_seed
 from .config import ExperimentConfig
 from .input_canaries import CANARIES, OBSERVED, InputCanaryAuditor, draw_input_canaries
-from .results import atomic_write_bytes
+from .results import CorruptResultWarning, ResultStore
 from .runner import prepare
+from .slots import JsonSlot
 
-__all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path",
+__all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path", "audit_slot",
            "audit_table", "batch_clipped", "fdp_epsilon", "main"]
 
 KINDS = ("gradient", "input")
@@ -452,22 +456,25 @@ def audit_path(config: ExperimentConfig, spec: AuditSpec, root: str | Path | Non
     return Path(root or AUDIT_DIR) / f"{config.hash}-{spec.hash()}.json"
 
 
+def audit_slot(config: ExperimentConfig, spec: AuditSpec, root: str | Path | None = None,
+               read_only: bool = False) -> JsonSlot:
+    """The audit's slot (:class:`~dpdl_core.runs.slots.JsonSlot`): its file is :func:`audit_path`,
+    its lease and journal those of the audit folder, like every other kind of durable work."""
+    return JsonSlot(ResultStore(Path(root or AUDIT_DIR), read_only=read_only), f"{config.hash}-{spec.hash()}", ".")
+
+
 def audit_cached(config: ExperimentConfig, spec: AuditSpec, root: str | Path | None = None,
                  force: bool = False, progress: bool = False) -> dict:
-    """:func:`audit_run`, stored at :func:`audit_path` (atomically); a stored pair is read,
-    not rerun, unless ``force``."""
-    path = audit_path(config, spec, root)
-    if path.exists() and not force:
-        return json.loads(path.read_text())
-    out = audit_run(config, spec, progress=progress)
-    atomic_write_bytes(path, (json.dumps(out, indent=1, sort_keys=True, default=_json_default) + "\n").encode())
-    return out
-
-
-def _json_default(value):
-    if isinstance(value, (np.integer, np.floating)):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+    """:func:`audit_run`, stored at :func:`audit_path` with its checksum; a stored pair is read,
+    not rerun, unless ``force``. The audit is computed under its slot's lease: a second process
+    asking for the same pair waits and then reads what the first stored."""
+    slot = audit_slot(config, spec, root)
+    with slot.held(force) as found:
+        if found is not None:
+            return found
+        out = audit_run(config, spec, progress=progress)
+        slot.finish(out)
+    return slot.stored()  # as every later read returns it (numpy scalars as Python numbers)
 
 
 TABLE_COLUMNS = ["mechanism", "algorithm", "kind", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
@@ -526,8 +533,13 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
     (:func:`fdp_epsilon`), m, rounds, and the run's q, σ and the neighbour's counts.
     Empty (with the columns) when nothing is stored."""
     rows = []
-    for path in sorted(Path(root or AUDIT_DIR).glob("*.json")):
-        r = json.loads(path.read_text())
+    store = ResultStore(Path(root or AUDIT_DIR), read_only=True)  # committed files: read, never moved
+    for path in sorted(store.root.glob("*.json")):
+        r = JsonSlot(store, path.stem, ".").stored()
+        if r is None:
+            warnings.warn(f"{path} fails its integrity check and is left out of the audit table; restore it "
+                          f"(git checkout -- {path}) or delete it and audit again", CorruptResultWarning, stacklevel=2)
+            continue
         rows.append({
             "mechanism": display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
             "algorithm": r["algorithm"],

@@ -33,13 +33,16 @@ checkpoint ``checkpoints/<hash>.pt``, a job's partial work the folder ``checkpoi
 payload behind one line ``#dpdl-object sha256=<hex>\\n`` (the payload's SHA-256). A file without
 that line is legacy, written before objects carried checksums, and is read as it is: torch's
 zip archive checks its records' CRC-32 as it loads, which catches truncation and most damaged
-bytes but not a deliberate edit.
+bytes but not a deliberate edit. :class:`JsonSlot` holds one JSON document (a privacy audit,
+``results/audit/<key>.json``) with its checksum as the document's own ``sha256`` key; a
+document without it is legacy and read as it is.
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import io
+import json
 import os
 import shutil
 import warnings
@@ -53,7 +56,7 @@ from ..home import __version__
 from .locking import Lease
 from .results import DamagedFile, ResultStore, atomic_write_bytes, remove_temp_files_of
 
-__all__ = ["CheckpointRefusedWarning", "ObjectSlot", "RunSlot", "SaveFailed", "Slot", "read_checkpoint"]
+__all__ = ["CheckpointRefusedWarning", "JsonSlot", "ObjectSlot", "RunSlot", "SaveFailed", "Slot", "read_checkpoint"]
 
 OBJECT_MAGIC = b"#dpdl-object sha256="
 
@@ -312,19 +315,23 @@ class ObjectSlot(Slot):
     its partial work in ``<folder>/<key>.<stage>.pt`` for each name of ``stages``; every file is
     checksummed (module docstring)."""
 
+    SUFFIX = ".pt"
+    encode = staticmethod(_object_bytes)
+    decode = staticmethod(_object_of)
+
     def __init__(self, store: ResultStore, key: str, folder: str, stages: tuple[str, ...] = ()):
         super().__init__(store, key)
         self.folder, self.stages = store.root / folder, tuple(stages)
 
     @property
     def result_path(self) -> Path:
-        return self.folder / f"{self.key}.pt"
+        return self.folder / f"{self.key}{self.SUFFIX}"
 
     def stage_path(self, stage: str) -> Path:
         """Where the partial work ``stage`` is kept."""
         if stage not in self.stages:
             raise ValueError(f"stage={stage!r} is not one of this slot's stages {self.stages}")
-        return self.folder / f"{self.key}.{stage}.pt"
+        return self.folder / f"{self.key}.{stage}{self.SUFFIX}"
 
     def partial_paths(self) -> list[Path]:
         return [self.stage_path(s) for s in self.stages]
@@ -334,7 +341,7 @@ class ObjectSlot(Slot):
         ``*.corrupt`` with a :class:`~dpdl_core.runs.results.CorruptResultWarning`, unless the
         store is read-only)."""
         try:
-            return self.store.read_verified(self.key, self.result_path, _object_of)[1]
+            return self.store.read_verified(self.key, self.result_path, self.decode)[1]
         except FileNotFoundError:  # includes CorruptResultError
             return None
 
@@ -343,7 +350,7 @@ class ObjectSlot(Slot):
         renamed ``*.refused`` with a :class:`CheckpointRefusedWarning`)."""
         path = self.stage_path(stage)
         try:
-            return _object_of(path.read_bytes())
+            return self.decode(path.read_bytes())
         except FileNotFoundError:
             return None
         except DamagedFile as exc:
@@ -352,7 +359,7 @@ class ObjectSlot(Slot):
 
     def checkpoint(self, obj: Any, stage: str) -> None:
         """Keep ``obj`` as partial work ``stage``, atomically and checksummed."""
-        atomic_write_bytes(self.stage_path(stage), _object_bytes(obj))
+        atomic_write_bytes(self.stage_path(stage), self.encode(obj))
 
     def finish(self, obj: Any, **info) -> Path:
         """Store ``obj`` checksummed, journal it (with ``info``) and tidy its partial work.
@@ -368,4 +375,57 @@ class ObjectSlot(Slot):
 
     def _write(self, obj: Any) -> None:
         self.store._writable()  # a read-only store raises PermissionError
-        atomic_write_bytes(self.result_path, _object_bytes(obj))
+        atomic_write_bytes(self.result_path, self.encode(obj))
+
+
+# -- JSON documents (audits) ---------------------------------------------------------------
+
+
+def _canonical(doc: dict) -> bytes:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), default=_plain).encode()
+
+
+def _plain(value):
+    """numpy scalars as Python numbers (JSON knows no others)."""
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _json_bytes(doc: dict) -> bytes:
+    """``doc`` as indented JSON with one more key, ``sha256``: the digest of the rest in
+    canonical form (sorted keys, no spaces), so the file stays a plain JSON document."""
+    doc = json.loads(_canonical(doc))  # what a reader will parse back
+    digest = hashlib.sha256(_canonical(doc)).hexdigest()
+    return (json.dumps({**doc, "sha256": digest}, indent=1, sort_keys=True) + "\n").encode()
+
+
+def _json_of(raw: bytes) -> dict:
+    """The document a JSON file holds, checked against its ``sha256`` (a legacy document
+    without one is read as it is: JSON parsing catches truncation only).
+
+    Raises
+    ------
+    DamagedFile
+        Saying what is wrong.
+    """
+    try:
+        doc = json.loads(raw)
+    except ValueError as exc:  # JSON and UTF-8 errors
+        raise DamagedFile(f"unreadable JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise DamagedFile("not a JSON object")
+    digest = doc.pop("sha256", None)
+    if digest is not None and digest != hashlib.sha256(_canonical(doc)).hexdigest():
+        raise DamagedFile("checksum mismatch: the file was edited or damaged after it was written")
+    return doc
+
+
+class JsonSlot(ObjectSlot):
+    """One JSON document stored as ``<folder>/<key>.json`` (such as a privacy audit,
+    :mod:`dpdl_core.runs.audit_run`), checksummed inside: its ``sha256`` key is the digest of
+    the rest, so the file stays readable by any JSON reader."""
+
+    SUFFIX = ".json"
+    encode = staticmethod(_json_bytes)
+    decode = staticmethod(_json_of)
