@@ -291,6 +291,25 @@ def test_an_audit_document_carries_its_checksum_and_an_edit_is_caught(tmp_path):
     assert not slot.result_path.exists()
 
 
+def test_an_audit_keeps_tensors_as_checksummed_partial_work_that_a_check_can_refuse(tmp_path):
+    from dpdl_core.runs.slots import JsonSlot
+
+    slot = JsonSlot(ResultStore(tmp_path), "abc-def", ".", stages=("partial",))
+    assert slot.stage_path("partial").name == "abc-def.partial.pt"  # not a *.json the audit table reads
+    slot.checkpoint({"round": 3, "total": torch.arange(4.0)}, "partial")
+    assert slot.stage_path("partial").read_bytes().startswith(OBJECT_MAGIC)
+    saved = slot.resume("partial", check=lambda obj: None if obj["round"] == 3 else "another round")
+    assert saved["round"] == 3 and torch.equal(saved["total"], torch.arange(4.0))
+    with pytest.warns(CheckpointRefusedWarning, match="another round"):
+        assert slot.resume("partial", check=lambda obj: "another round") is None
+    assert slot.partial() is None and (tmp_path / "abc-def.partial.pt.refused").exists()
+    slot.checkpoint({"round": 1}, "partial")
+    with slot.held() as found:
+        assert found is None
+        slot.finish({"epsilon_audit": 0.5})
+    assert slot.partial() is None and slot.stored() == {"epsilon_audit": 0.5}
+
+
 def test_a_legacy_audit_document_without_checksum_is_read(tmp_path):
     from dpdl_core.runs.slots import JsonSlot
 

@@ -35,7 +35,8 @@ that line is legacy, written before objects carried checksums, and is read as it
 zip archive checks its records' CRC-32 as it loads, which catches truncation and most damaged
 bytes but not a deliberate edit. :class:`JsonSlot` holds one JSON document (a privacy audit,
 ``results/audit/<key>.json``) with its checksum as the document's own ``sha256`` key; a
-document without it is legacy and read as it is.
+document without it is legacy and read as it is. Its partial work (an audit's checkpoint) is
+an :class:`ObjectSlot`'s: ``<folder>/<key>.<stage>.pt``.
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ import json
 import os
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +319,10 @@ class ObjectSlot(Slot):
     SUFFIX = ".pt"
     encode = staticmethod(_object_bytes)
     decode = staticmethod(_object_of)
+    # The partial work's files and codec (a subclass may keep it apart from its result's).
+    STAGE_SUFFIX = ".pt"
+    encode_stage = staticmethod(_object_bytes)
+    decode_stage = staticmethod(_object_of)
 
     def __init__(self, store: ResultStore, key: str, folder: str, stages: tuple[str, ...] = ()):
         super().__init__(store, key)
@@ -331,7 +336,7 @@ class ObjectSlot(Slot):
         """Where the partial work ``stage`` is kept."""
         if stage not in self.stages:
             raise ValueError(f"stage={stage!r} is not one of this slot's stages {self.stages}")
-        return self.folder / f"{self.key}.{stage}{self.SUFFIX}"
+        return self.folder / f"{self.key}.{stage}{self.STAGE_SUFFIX}"
 
     def partial_paths(self) -> list[Path]:
         return [self.stage_path(s) for s in self.stages]
@@ -345,21 +350,26 @@ class ObjectSlot(Slot):
         except FileNotFoundError:  # includes CorruptResultError
             return None
 
-    def resume(self, stage: str) -> Any | None:
-        """The object kept as partial work ``stage``, or None (absent; or damaged: then
-        renamed ``*.refused`` with a :class:`CheckpointRefusedWarning`)."""
+    def resume(self, stage: str, check: Callable[[Any], str | None] | None = None) -> Any | None:
+        """The object kept as partial work ``stage``, or None (absent; or damaged, or one that
+        ``check`` (the object → why it cannot be used, or None) refuses: then renamed
+        ``*.refused`` with a :class:`CheckpointRefusedWarning`)."""
         path = self.stage_path(stage)
         try:
-            return self.decode(path.read_bytes())
+            obj = self.decode_stage(path.read_bytes())
+            problem = None if check is None else check(obj)
         except FileNotFoundError:
             return None
         except DamagedFile as exc:
-            self._refuse(path, str(exc), f"{self.key}'s stage {stage!r} is computed again")
+            obj, problem = None, str(exc)
+        if problem is not None:
+            self._refuse(path, problem, f"{self.key}'s stage {stage!r} is computed again")
             return None
+        return obj
 
     def checkpoint(self, obj: Any, stage: str) -> None:
         """Keep ``obj`` as partial work ``stage``, atomically and checksummed."""
-        atomic_write_bytes(self.stage_path(stage), self.encode(obj))
+        atomic_write_bytes(self.stage_path(stage), self.encode_stage(obj))
 
     def finish(self, obj: Any, **info) -> Path:
         """Store ``obj`` checksummed, journal it (with ``info``) and tidy its partial work.
@@ -424,7 +434,8 @@ def _json_of(raw: bytes) -> dict:
 class JsonSlot(ObjectSlot):
     """One JSON document stored as ``<folder>/<key>.json`` (such as a privacy audit,
     :mod:`dpdl_core.runs.audit_run`), checksummed inside: its ``sha256`` key is the digest of
-    the rest, so the file stays readable by any JSON reader."""
+    the rest, so the file stays readable by any JSON reader. Its partial work (tensors,
+    random streams) is kept as :class:`ObjectSlot`'s is, ``<folder>/<key>.<stage>.pt``."""
 
     SUFFIX = ".json"
     encode = staticmethod(_json_bytes)
