@@ -53,7 +53,11 @@ scored by an observer of the victim's models alone (black-box;
 Results go to ``results/audit/<config hash>-<spec hash>.json`` (:func:`audit_path`), each an
 audit's :class:`~dpdl_core.runs.slots.JsonSlot` (the store protocol of every kind of durable work:
 checksummed, written atomically, computed under a lease); :func:`audit_cached` skips a pair
-already stored. :func:`audit_table` reads them, verified.
+already stored. :func:`audit_table` reads them, verified. An audit in progress keeps its partial
+work beside them (``<config hash>-<spec hash>.partial.pt``: the run's state, random streams and
+message counts, and what the observers have summed) every ``config.checkpoint_every`` rounds and
+when Ctrl-C stops it after the round; the same call resumes from it, and storing the result
+deletes it.
 
 Command line: ``python -m dpdl_core.runs.audit_run --help``.
 """
@@ -73,7 +77,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..home import REPO_ROOT
+from ..home import REPO_ROOT, __version__
 from ..sim.algorithms import display_name
 from ..sim.audit import (
     INPUT_SCORES,
@@ -89,7 +93,7 @@ from ..sim.seeding import derive_seed
 from .config import ExperimentConfig
 from .input_canaries import CANARIES, OBSERVED, InputCanaryAuditor, draw_input_canaries
 from .results import CorruptResultWarning, ResultStore
-from .runner import prepare
+from .runner import RunInterrupted, _StopRequest, prepare
 from .slots import JsonSlot
 
 __all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path", "audit_slot",
@@ -211,6 +215,10 @@ class CanaryAuditor:
     wraps the run's engine's ``clipped_sums`` or, for batch clipping, its
     ``batch_gradients`` and the run context's ``noise`` (those instances only).
     """
+
+    # What the auditor accumulates over the rounds, kept in an audit's checkpoint with the
+    # state of ``sampling`` (:func:`audit_run`).
+    KEPT = ("total", "observed", "injections", "participations", "residual", "unmatched")
 
     def __init__(self, prep, spec: AuditSpec, victim: int, coords: torch.Tensor, included: np.ndarray, q: float):
         self.prep, self.spec, self.victim, self.q = prep, spec, victim, q
@@ -342,8 +350,78 @@ def _victim(prep, spec: AuditSpec) -> int:
     return int(spec.victim)
 
 
-def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False) -> dict:
+PARTIAL = "partial"  # the audit slot's stage that holds its checkpoint
+
+
+def _partial_problem(saved, config: ExperimentConfig, spec: AuditSpec) -> str | None:
+    """Why an audit checkpoint cannot resume the audit of ``config`` with ``spec`` (None: it can)."""
+    if not isinstance(saved, dict) or "version" not in saved:
+        return "not an audit checkpoint (no version recorded)"
+    if saved["version"] != __version__:
+        return f"written by dpdl_core {saved['version']}, this is {__version__}"
+    if (saved.get("config_hash"), saved.get("spec_hash")) != (config.hash, spec.hash()):
+        return (f"written for config {saved.get('config_hash')} and spec {saved.get('spec_hash')}, "
+                f"not {config.hash} and {spec.hash()}")
+    if saved.get("rng_device") != "cpu":
+        return "its random streams were not drawn on the CPU"
+    return None
+
+
+def _audit_checkpoint(slot: JsonSlot, t: int, prep, state: dict, auditor, elapsed: float) -> None:
+    """Keep round t's partial work as the slot's stage :data:`PARTIAL`: the algorithm's state and
+    counters, the run's random streams and ``sent`` counter (as a training run's checkpoint
+    keeps them) and what the auditor has accumulated (its ``KEPT`` fields and its canary
+    sampling stream)."""
+    config_hash, spec_hash = slot.key.split("-")
+    rngs = prep.rngs
+    slot.checkpoint({
+        "version": __version__,
+        "config_hash": config_hash,
+        "spec_hash": spec_hash,
+        "rng_device": "cpu",
+        "round": t,
+        "elapsed": elapsed,
+        "state": state,
+        "counters": prep.algorithm.counters(),
+        "batch_rng": rngs.batches.get_state(),
+        "noise_rng": rngs.noise.get_state(),
+        "algorithm_rng": rngs.algorithm.get_state(),
+        "schedule_rng": rngs.schedule.bit_generator.state,
+        "dropout_rng": rngs.dropout.get_state(),
+        "sent": prep.ctx.sent.clone(),
+        "auditor": {**{name: getattr(auditor, name) for name in auditor.KEPT},
+                    "sampling": auditor.sampling.get_state()},
+    }, PARTIAL)
+
+
+def _audit_restore(saved: dict, prep, auditor) -> dict:
+    """Put an audit checkpoint's streams, counters and accumulators back; returns its state."""
+    rngs = prep.rngs
+    rngs.batches.set_state(saved["batch_rng"])
+    rngs.noise.set_state(saved["noise_rng"])
+    rngs.algorithm.set_state(saved["algorithm_rng"])
+    rngs.schedule.bit_generator.state = saved["schedule_rng"]
+    rngs.dropout.set_state(saved["dropout_rng"])
+    prep.ctx.sent = saved["sent"]
+    prep.algorithm.restore_counters(slice(None), saved["counters"])
+    kept = saved["auditor"]
+    for name in auditor.KEPT:
+        setattr(auditor, name, kept[name])
+    auditor.sampling.set_state(kept["sampling"])
+    return saved["state"]
+
+
+def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False, slot: JsonSlot | None = None,
+              stop=None) -> dict:
     """Train ``config`` for its ``rounds`` with ``spec``'s canaries and audit one channel.
+
+    With ``slot`` (the audit's, :func:`audit_slot`), the audit resumes from the partial work
+    kept there (one of another package version, config or spec is refused with a
+    :class:`~dpdl_core.runs.slots.CheckpointRefusedWarning` and the audit starts from round 1),
+    and keeps its partial work there every ``config.checkpoint_every`` rounds. ``stop``: an
+    object whose ``requested`` turns true on Ctrl-C (``runner._StopRequest``); the audit then
+    finishes the round, keeps it in ``slot`` and raises
+    :class:`~dpdl_core.runs.runner.RunInterrupted`.
 
     Input canaries (``spec.kind == "input"``, :mod:`dpdl_core.runs.input_canaries`) are
     scored from the victim's models: their ``channel`` is ``models``, ``messages_observed``
@@ -389,15 +467,29 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
     else:
         auditor = CanaryAuditor(prep, spec, victim, coords, included, q)
     state = prep.algorithm.init_state(prep.initial_models())
+    saved = None if slot is None else slot.resume(PARTIAL, check=lambda obj: _partial_problem(obj, config, spec))
+    first, elapsed = 1, 0.0
+    if saved is not None:
+        state = _audit_restore(saved, prep, auditor)
+        first, elapsed = saved["round"] + 1, saved["elapsed"]
+        if progress:
+            print(f"  resuming from round {first}", file=sys.stderr)
     auditor.install()
     try:
-        for t, losses in training_rounds(prep, state, 1, config.rounds, taps=[auditor]):
+        for t, losses in training_rounds(prep, state, first, config.rounds, taps=[auditor]):
             if not auditor.injections:
                 raise ValueError(f"{config.algorithm} released nothing from agent {victim}'s batch in round {t} "
                                  f"through a clipped sum or a batch-clipped gradient: the {spec.kind} canaries "
                                  f"have nowhere to enter")
             if progress:
                 print(f"\r  round {t}/{config.rounds} loss {float(losses.mean()):.3g}", end="", file=sys.stderr)
+            stopping = stop is not None and stop.requested and t < config.rounds
+            periodic = config.checkpoint_every and t % config.checkpoint_every == 0
+            if slot is not None and (stopping or periodic) and t < config.rounds:
+                _audit_checkpoint(slot, t, prep, state, auditor, elapsed + time.perf_counter() - start)
+            if stopping:
+                resume = "run the same command again to resume" if slot is not None else "a rerun starts from round 1"
+                raise RunInterrupted(f"audit interrupted at round {t}; {resume}")
     finally:
         auditor.uninstall()
         if progress:
@@ -447,7 +539,7 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False)
         "mean_participations": float(in_parts.mean()) if len(in_parts) else 0.0,
         "messages_observed": auditor.observed,
         "dataset": data_record(prep.data.meta),
-        "seconds": time.perf_counter() - start,
+        "seconds": elapsed + time.perf_counter() - start,
     }
 
 
@@ -459,21 +551,32 @@ def audit_path(config: ExperimentConfig, spec: AuditSpec, root: str | Path | Non
 def audit_slot(config: ExperimentConfig, spec: AuditSpec, root: str | Path | None = None,
                read_only: bool = False) -> JsonSlot:
     """The audit's slot (:class:`~dpdl_core.runs.slots.JsonSlot`): its file is :func:`audit_path`,
-    its lease and journal those of the audit folder, like every other kind of durable work."""
-    return JsonSlot(ResultStore(Path(root or AUDIT_DIR), read_only=read_only), f"{config.hash}-{spec.hash()}", ".")
+    its lease and journal those of the audit folder, like every other kind of durable work, and
+    its partial work the stage :data:`PARTIAL` (``<config hash>-<spec hash>.partial.pt``)."""
+    return JsonSlot(ResultStore(Path(root or AUDIT_DIR), read_only=read_only), f"{config.hash}-{spec.hash()}", ".",
+                    stages=(PARTIAL,))
 
 
 def audit_cached(config: ExperimentConfig, spec: AuditSpec, root: str | Path | None = None,
                  force: bool = False, progress: bool = False) -> dict:
     """:func:`audit_run`, stored at :func:`audit_path` with its checksum; a stored pair is read,
     not rerun, unless ``force``. The audit is computed under its slot's lease: a second process
-    asking for the same pair waits and then reads what the first stored."""
+    asking for the same pair waits and then reads what the first stored.
+
+    The audit keeps its partial work beside the result (``<config hash>-<spec hash>.partial.pt``)
+    every ``config.checkpoint_every`` rounds, and on Ctrl-C after finishing the round (then
+    :class:`~dpdl_core.runs.runner.RunInterrupted` is raised); the next call for the pair
+    resumes from it, and storing the result deletes it."""
     slot = audit_slot(config, spec, root)
-    with slot.held(force) as found:
-        if found is not None:
-            return found
-        out = audit_run(config, spec, progress=progress)
-        slot.finish(out)
+    stop = _StopRequest()
+    try:
+        with slot.held(force) as found:
+            if found is not None:
+                return found
+            out = audit_run(config, spec, progress=progress, slot=slot, stop=stop)
+            slot.finish(out)
+    finally:
+        stop.restore()
     return slot.stored()  # as every later read returns it (numpy scalars as Python numbers)
 
 
@@ -623,7 +726,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         _parser().error(str(exc))
     for config in configs:
-        out = audit_cached(config, spec, args.root, force=args.force, progress=True)
+        try:
+            out = audit_cached(config, spec, args.root, force=args.force, progress=True)
+        except RunInterrupted as exc:
+            print(f"\n{display_name(config.algorithm)} [{config.hash}]: {exc}", file=sys.stderr)
+            return 130
+        except KeyboardInterrupt:
+            print(f"\n{display_name(config.algorithm)} [{config.hash}]: audit stopped; run the same command "
+                  f"again to resume from its last checkpoint (every {config.checkpoint_every} rounds)",
+                  file=sys.stderr)
+            return 130
         print(f"{display_name(config.algorithm)} [{config.hash}]: nominal eps {out['epsilon_nominal']}, "
               f"accountant eps {out['epsilon_accountant']:.4g}, audited eps {out['epsilon_audit']:.3f} "
               f"(informed observer {out['epsilon_audit_informed']}; f-DP {out['epsilon_audit_fdp']}, "

@@ -108,6 +108,10 @@ class InputCanaryAuditor:
         self.observed = 0  # victim's models scored
         self.total = np.zeros(m)
 
+    # What the auditor accumulates over the rounds, kept in an audit's checkpoint with the
+    # state of ``sampling`` (:func:`dpdl_core.runs.audit_run.audit_run`).
+    KEPT = ("total", "observed", "injections", "participations")
+
     def install(self) -> None:
         engine = self.prep.engine
         clipped = type(engine).clipped_sums.__get__(engine)
