@@ -17,12 +17,19 @@ ROUNDS = 6
 
 
 def dpdl_ring(**changes) -> ExperimentConfig:
-    """DPDL of a logistic regression on a 4-agent ring (cross-gradients, noise, the algorithm's
-    own stream), 6 rounds."""
+    """DPDL of a logistic regression on 4 agents, a ring over a fresh permutation each round
+    (cross-gradients, noise, the schedule's stream), 6 rounds."""
     base = dict(dataset="mnist", model="logreg", algorithm="dpdl", topology="ring", n_agents=4, seed=3,
                 train_samples=400, batch_size=25, rounds=ROUNDS, epsilon=None, sigma_rule="fixed", sigma=1.0,
-                clip=1.0, lr=0.1, eval_every=ROUNDS, checkpoint_every=0)
+                clip=1.0, lr=0.1, eval_every=ROUNDS, checkpoint_every=0, schedule="random_ring")
     return ExperimentConfig(**{**base, **changes})
+
+
+def pdsl_batch_clipped() -> ExperimentConfig:
+    """PDSL as the paper states it (batch clipping: the canaries enter through the noise draw),
+    3 agents, 6 rounds."""
+    return dpdl_ring(algorithm="pdsl", topology="fully_connected", n_agents=3, train_samples=300,
+                     validation_samples=50)
 
 
 SPECS = {
@@ -88,10 +95,11 @@ def _leftovers(root) -> list[str]:
     return sorted(p.name for p in root.rglob("*") if p.is_file() and p.suffix not in (".json", ".jsonl"))
 
 
-@pytest.mark.parametrize("kind", sorted(SPECS))
-def test_stopped_audit_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, kind):
+@pytest.mark.parametrize("kind, make", [("gradient", dpdl_ring), ("input", dpdl_ring),
+                                        ("gradient", pdsl_batch_clipped)])
+def test_stopped_audit_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, kind, make):
     torch.set_num_threads(1)
-    cfg, spec = dpdl_ring(), SPECS[kind]
+    cfg, spec = make(), SPECS[kind]
     witness = _Witness(monkeypatch)
     whole = audit_cached(cfg, spec, tmp_path / "whole")
     computed = witness.last()
