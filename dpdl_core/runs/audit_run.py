@@ -732,9 +732,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{display_name(config.algorithm)} [{config.hash}]: {exc}", file=sys.stderr)
             return 130
         except KeyboardInterrupt:
+            every = config.checkpoint_every
+            where = (f"resume from its last checkpoint (one every {every} rounds)" if every
+                     else "start it again (checkpoint_every=0: no periodic checkpoint)")
             print(f"\n{display_name(config.algorithm)} [{config.hash}]: audit stopped; run the same command "
-                  f"again to resume from its last checkpoint (every {config.checkpoint_every} rounds)",
-                  file=sys.stderr)
+                  f"again to {where}", file=sys.stderr)
             return 130
         print(f"{display_name(config.algorithm)} [{config.hash}]: nominal eps {out['epsilon_nominal']}, "
               f"accountant eps {out['epsilon_accountant']:.4g}, audited eps {out['epsilon_audit']:.3f} "
