@@ -103,13 +103,13 @@ def test_stopped_audit_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch
     witness = _Witness(monkeypatch)
     whole = audit_cached(cfg, spec, tmp_path / "whole")
     computed = witness.last()
-    monkeypatch.setattr(audit_module, "_StopRequest", lambda: _StopAfter(3))
+    monkeypatch.setattr(audit_module, "StopRequest", lambda: _StopAfter(3))
     with pytest.raises(RunInterrupted, match="round 3; run the same command again to resume"):
         audit_cached(cfg, spec, tmp_path / "split")
     slot = audit_slot(cfg, spec, tmp_path / "split")
     assert slot.stage_path(PARTIAL).exists() and slot.stored() is None
     assert slot.resume(PARTIAL)["round"] == 3
-    monkeypatch.setattr(audit_module, "_StopRequest", lambda: _StopAfter(ROUNDS + 1))  # never
+    monkeypatch.setattr(audit_module, "StopRequest", lambda: _StopAfter(ROUNDS + 1))  # never
     resumed = audit_cached(cfg, spec, tmp_path / "split")
     assert _document(resumed) == _document(whole)
     _same(witness.last(), computed)
@@ -149,7 +149,7 @@ def test_damaged_or_foreign_checkpoint_is_refused_and_the_audit_starts_afresh(tm
     torch.set_num_threads(1)
     cfg, spec = dpdl_ring(), SPECS["gradient"]
     whole = audit_cached(cfg, spec, tmp_path / "whole")
-    monkeypatch.setattr(audit_module, "_StopRequest", lambda: _StopAfter(2))
+    monkeypatch.setattr(audit_module, "StopRequest", lambda: _StopAfter(2))
     with pytest.raises(RunInterrupted):
         audit_cached(cfg, spec, tmp_path / "damaged")
     slot = audit_slot(cfg, spec, tmp_path / "damaged")
@@ -157,7 +157,7 @@ def test_damaged_or_foreign_checkpoint_is_refused_and_the_audit_starts_afresh(tm
     raw = bytearray(path.read_bytes())
     raw[-100] ^= 0xFF
     path.write_bytes(bytes(raw))
-    monkeypatch.setattr(audit_module, "_StopRequest", lambda: _StopAfter(ROUNDS + 1))
+    monkeypatch.setattr(audit_module, "StopRequest", lambda: _StopAfter(ROUNDS + 1))
     with pytest.warns(CheckpointRefusedWarning, match="checksum mismatch"):
         out = audit_cached(cfg, spec, tmp_path / "damaged")
     assert _document(out) == _document(whole)
@@ -179,7 +179,7 @@ def test_command_line_says_the_same_command_resumes(tmp_path, monkeypatch, capsy
     cfg = dpdl_ring()
     path = tmp_path / "ring.yaml"
     path.write_text("")  # read as ``cfg``
-    monkeypatch.setattr(audit_module, "_StopRequest", lambda: _StopAfter(2))
+    monkeypatch.setattr(audit_module, "StopRequest", lambda: _StopAfter(2))
     monkeypatch.setattr(audit_module.ExperimentConfig, "from_yaml", staticmethod(lambda p: cfg))
     assert audit_module.main([str(path), "--m", "60", "--victim", "1", "--root", str(tmp_path / "audit")]) == 130
     assert "interrupted at round 2; run the same command again to resume" in capsys.readouterr().err

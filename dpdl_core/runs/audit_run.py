@@ -93,7 +93,7 @@ from ..sim.seeding import derive_seed
 from .config import ExperimentConfig
 from .input_canaries import CANARIES, OBSERVED, InputCanaryAuditor, draw_input_canaries
 from .results import CorruptResultWarning, ResultStore
-from .runner import RunInterrupted, _StopRequest, prepare
+from .runner import RunInterrupted, StopRequest, prepare
 from .slots import JsonSlot
 
 __all__ = ["AuditSpec", "CanaryAuditor", "DEFAULT_CHANNELS", "audit_run", "audit_cached", "audit_path", "audit_slot",
@@ -419,7 +419,7 @@ def audit_run(config: ExperimentConfig, spec: AuditSpec, progress: bool = False,
     kept there (one of another package version, config or spec is refused with a
     :class:`~dpdl_core.runs.slots.CheckpointRefusedWarning` and the audit starts from round 1),
     and keeps its partial work there every ``config.checkpoint_every`` rounds. ``stop``: an
-    object whose ``requested`` turns true on Ctrl-C (``runner._StopRequest``); the audit then
+    object whose ``requested`` turns true on Ctrl-C (``runner.StopRequest``); the audit then
     finishes the round, keeps it in ``slot`` and raises
     :class:`~dpdl_core.runs.runner.RunInterrupted`.
 
@@ -568,7 +568,7 @@ def audit_cached(config: ExperimentConfig, spec: AuditSpec, root: str | Path | N
     :class:`~dpdl_core.runs.runner.RunInterrupted` is raised); the next call for the pair
     resumes from it, and storing the result deletes it."""
     slot = audit_slot(config, spec, root)
-    stop = _StopRequest()
+    stop = StopRequest()
     try:
         with slot.held(force) as found:
             if found is not None:

@@ -62,6 +62,7 @@ from .results import ResultStore
 from .slots import CheckpointRefusedWarning, RunSlot, SaveFailed, read_checkpoint
 
 __all__ = ["CheckpointRefusedWarning", "EXPLOSION_FACTOR", "Prepared", "ResultNotSaved", "RunInterrupted", "RunResult",
+           "StopRequest",
            "check_before_training", "prepare",
            "read_checkpoint", "run", "run_stack", "sigma_for"]
 
@@ -83,7 +84,7 @@ class ResultNotSaved(RuntimeError):
     computed rounds are kept in its checkpoint, and the message says where and what to free."""
 
 
-class _StopRequest:
+class StopRequest:
     """Ctrl-C while a run computes: the first finishes the round and checkpoints it (so a
     rerun resumes right after it), a second stops at once (the rerun resumes from the last
     periodic checkpoint). Only the main thread can take signals; elsewhere Ctrl-C acts as usual."""
@@ -111,7 +112,7 @@ class _StopRequest:
 def _interruptible(configs: list[ExperimentConfig], store: ResultStore, progress: bool | None, force: bool,
                    save: bool) -> list[RunResult]:
     """:func:`_compute` with Ctrl-C turned into a checkpoint and a :class:`RunInterrupted`."""
-    stop = _StopRequest()
+    stop = StopRequest()
     try:
         return _compute(configs, store, progress, force, save, stop)
     finally:
@@ -588,7 +589,7 @@ def _same_test_set(preps: list[Prepared]) -> bool:
 
 
 def _compute(configs: list[ExperimentConfig], store: ResultStore, progress: bool | None, force: bool, save: bool,
-             stop: _StopRequest | None = None) -> list[RunResult]:
+             stop: StopRequest | None = None) -> list[RunResult]:
     """Train ``configs`` (each resuming from its checkpoint) as stacks, store each when
     ``save``; see :func:`run` and :func:`run_stack`.
 
@@ -619,7 +620,7 @@ def _compute(configs: list[ExperimentConfig], store: ResultStore, progress: bool
     return [results[c.hash] for c in configs]
 
 
-def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save: bool, stop: _StopRequest | None,
+def _train(tracks: list[_Track], store: ResultStore, progress: bool | None, save: bool, stop: StopRequest | None,
            made_by: dict) -> dict[str, RunResult]:
     """Train the runs of ``tracks`` (same stack key, start round and graph) as one stack."""
     from .stacking import build_stack

@@ -520,7 +520,7 @@ def finish_line(studies: Iterable[Study], computed: int, left: list[str], *, key
 @contextlib.contextmanager
 def _ctrl_c_stops():
     """Ctrl-C (SIGINT) raises KeyboardInterrupt while a job computes, as it stops a training
-    run (``runner._StopRequest``). A worker started in the background by a script (``cmd &``)
+    run (``runner.StopRequest``). A worker started in the background by a script (``cmd &``)
     inherits SIGINT ignored, so without this `pkill -INT` stopped its training runs but not
     its jobs. Only the main thread can take signals; elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
