@@ -59,3 +59,18 @@ def test_each_papers_noise_is_named_and_listed_first():
     assert s["noise"].tolist() == ["paper", "paper", "paper (σ_b)", "equal ε", "code base", "none (σ = 0)"]
     assert s["mechanism"].tolist()[:3] == ["DPDL", "LEASGD", "PDSL"]
     assert s.set_index("noise").loc["code base", "stated"] == "violated"
+
+
+def test_input_canary_audits_have_their_own_rows_read_from_the_models_observer():
+    """Input-canary rows never enter the white-box table; their own summary reads the one
+    observer they have (the victim's models) and names the canaries in the mechanism."""
+    gradient = {**_row("DPDL", "authors_code", 0.5, 1.04), "kind": "gradient"}
+    model_only = {**_row("DPDL", "authors_code", 0.5, np.nan), "kind": "input (mislabelled, loss, final)",
+                  "epsilon_audit": 0.8, "epsilon_audit_fdp": 1.0, "epsilon_audit_fdp_informed": np.nan}
+    table = pd.DataFrame([gradient, model_only])
+    white = audit_summary(table)
+    assert white["audited"].tolist() == [[1.04]]
+    black = audit_summary(table, "input")
+    assert black.loc[0, "mechanism"] == "DPDL, mislabelled, loss, final"
+    assert black.loc[0, "audited"] == [0.8] and black.loc[0, "audited_fdp"] == [1.0]
+    assert black.loc[0, "stated"] == "violated"  # 0.8 > the nominal 0.5

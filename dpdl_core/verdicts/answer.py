@@ -282,12 +282,13 @@ AUDIT_INTRO = ("What a neighbour who sees one agent's messages can provably lear
                "bound, which assumes nothing about that curve.")
 
 
-def _audit_summary() -> pd.DataFrame:
-    """The committed privacy audits, one row per mechanism (:func:`~dpdl_core.verdicts.audit_answer.audit_summary`)."""
+def _audit_summary(kind: str = "gradient") -> pd.DataFrame:
+    """The committed privacy audits with ``kind`` canaries, one row per mechanism
+    (:func:`~dpdl_core.verdicts.audit_answer.audit_summary`)."""
     from ..runs.audit_run import audit_table
     from .audit_answer import audit_summary
 
-    return audit_summary(audit_table())
+    return audit_summary(audit_table(), kind)
 
 
 def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
@@ -337,6 +338,14 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
                 "the strongest white-box adversary); the neighbour's, who sees the messages only, is beside it. "
                 "Several seeds: each seed's bound, the verdict on the smallest.", "", *audit_markdown(audit, True),
                 "", f"![nominal, accountant and audited ε]({AUDIT_FIGURE})"]
+        inputs = _audit_summary("input")
+        if len(inputs):
+            out += ["", "### Input-space canaries", "",
+                    "The same mechanisms audited black-box: mislabelled or out-of-distribution examples in the "
+                    "victim's data, scored from the victim's models alone (docs/privacy.md, \"Input-space "
+                    "canaries\"). Such an observer proves less than the white-box one above; its bound is sound "
+                    "against the accountant's ε only where the models are built from noised releases alone.", "",
+                    *audit_markdown(inputs, True)]
     return "\n".join(out + _statement_sections()) + "\n"
 
 

@@ -17,16 +17,24 @@ _NOISE = {"authors_code": "paper", "rdp": "equal ε", "per_message": "paper (σ_
           "pdsl_code_base": "code base", "pdsl_theorem1": "Theorem 1"}
 
 
-def audit_summary(table: pd.DataFrame) -> pd.DataFrame:
+def audit_summary(table: pd.DataFrame, kind: str = "gradient") -> pd.DataFrame:
     """One row per audited mechanism and noise (seeds together): nominal, accountant and
     audited ε (the informed observer's, the strongest; every seed's, and the smallest, which
     is the bound that holds for each of them), the same by the f-DP bound (``audited_fdp``,
     ``audited_fdp_min``, NaN where the table has none), and whether the stated ε is violated
     (the smallest one-run audited ε above the nominal one: the verdict needs no assumption on
-    the shape of the mechanism's trade-off curve). Gradient-canary audits only: a table's
-    input-canary rows (``kind``), which have no informed observer, are left out."""
+    the shape of the mechanism's trade-off curve).
+
+    ``kind`` picks the canaries: ``gradient`` (white-box, the default) or ``input`` (the
+    table's input-canary rows, whose ``kind`` starts with "input"): these have one observer,
+    of the victim's models, whose ε stands in both the audited and the neighbour's columns."""
     if "kind" in table:
-        table = table[table["kind"] == "gradient"]
+        table = table[table["kind"].astype(str).str.startswith(kind)]
+    if kind != "gradient":  # the canaries, score and models observed name the row
+        detail = table["kind"].astype(str).str.removeprefix("input (").str.removesuffix(")")
+        table = table.assign(mechanism=table["mechanism"] + ", " + detail,
+                             epsilon_audit_informed=table["epsilon_audit"],
+                             epsilon_audit_fdp_informed=table["epsilon_audit_fdp"])
     if table.empty:
         return pd.DataFrame(columns=["mechanism", "noise", "channel", "rounds", "nominal", "accountant", "audited",
                                      "audited_min", "audited_fdp", "audited_fdp_min", "neighbour", "seeds", "m",
