@@ -343,8 +343,9 @@ def answer_markdown(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
             out += ["", "### Input-space canaries", "",
                     "The same mechanisms audited black-box: mislabelled or out-of-distribution examples in the "
                     "victim's data, scored from the victim's models alone (docs/privacy.md, \"Input-space "
-                    "canaries\"). Such an observer proves less than the white-box one above; its bound is sound "
-                    "against the accountant's ε only where the models are built from noised releases alone.", "",
+                    "canaries\"). Such an observer proves less than the white-box one above, and the no-noise row "
+                    "says how much it can prove at all in this setting; its bound is sound against the accountant's "
+                    "ε only where the models are built from noised releases alone.", "",
                     *audit_markdown(inputs, True)]
     return "\n".join(out + _statement_sections()) + "\n"
 
