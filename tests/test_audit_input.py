@@ -160,6 +160,8 @@ def test_committed_audits_are_still_found():
     kinds = set()
     for path in paths:
         record = json.loads(path.read_text())
+        if "mechanism" in record:  # a paper's own audit (the token ring's: tests/test_straggler_audit.py)
+            continue
         spec = AuditSpec(**record["spec"])
         kinds.add(spec.kind)
         assert audit_path(ExperimentConfig.from_dict(record["config"]), spec) == path

@@ -644,7 +644,8 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
                           f"(git checkout -- {path}) or delete it and audit again", CorruptResultWarning, stacklevel=2)
             continue
         rows.append({
-            "mechanism": display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
+            # A paper's own audit (e.g. the straggler paper's token ring) names its mechanism.
+            "mechanism": r.get("mechanism") or display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
             "algorithm": r["algorithm"],
             "kind": _kind(r["spec"]),
             "sigma_rule": r["sigma_rule"],

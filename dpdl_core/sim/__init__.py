@@ -9,6 +9,10 @@ plug-ins). The names below are its face: what the other wings and the papers use
 from ..home import lazy_face
 
 _PUBLIC = {
+    "best_k_epsilon_lower_bound": "audit",
+    "best_k_fdp_epsilon_lower_bound": "audit",
+    "draw_inclusion": "audit",
+    "gdp_epsilon": "audit",
     "Engine": "engine",
     "ParamLayout": "engine",
     "consensus_distance": "engine",

@@ -151,7 +151,7 @@ def accuracy(tau: np.ndarray, x_test: np.ndarray, y_test: np.ndarray) -> np.ndar
 
 
 def run_token_ring(splits: RunSplits, config: TokenRingConfig, *, latency: LatencyModel | None = None,
-                   progress: bool | None = None, desc: str | None = None) -> TokenRingResult:
+                   progress: bool | None = None, desc: str | None = None, canary=None) -> TokenRingResult:
     """Run Algorithm 1 for all R runs of ``splits`` at once.
 
     Parameters
@@ -165,6 +165,11 @@ def run_token_ring(splits: RunSplits, config: TokenRingConfig, *, latency: Laten
     progress : bool, optional
         Progress over hops, a bar or log lines (:func:`dpdl_core.sim.progress.progress_mode`): a
         study's curve of 300 runs takes tens of minutes in a background worker.
+    canary : optional
+        A privacy audit's view of the hops (:class:`~dpdl_core.papers.straggler.audit.TokenCanary`):
+        its ``gradient(v, grad)`` returns the gradients the visited nodes use (the victim's
+        replaced by its canary loss's) and its ``observe(v, before, after, c)`` sees every hop's
+        token before and after the update, with the update counter c the token carries.
 
     Returns
     -------
@@ -186,23 +191,28 @@ def run_token_ring(splits: RunSplits, config: TokenRingConfig, *, latency: Laten
         v = sampler.nodes(h)
         u, noise, keys = sampler.draws()
         update = u <= 1 - cfg.p  # T ≤ t_ss (line 5)
-        if cfg.scheme == "ss_ring":
+        if keys is not None:
+            # The mini-batch is the batch_size smallest keys of the node's real rows (a set:
+            # argpartition finds it in linear time); only its rows are gathered.
+            valid = splits.mask[rows, v]
+            picked = np.argpartition(np.where(valid, keys, np.inf), cfg.batch_size - 1, axis=1)[:, : cfg.batch_size]
+            z = splits.z[rows[:, None], v[:, None], picked]
+            w = valid[rows[:, None], picked]
+            w = w / w.sum(axis=1, keepdims=True)
+        elif cfg.scheme == "ss_ring":
             z, w = splits.z[:, v[0]], weights[:, v[0]]  # one node for every run: a view
         else:
             z, w = splits.z[rows, v], weights[rows, v]
-        if keys is not None:
-            mask = w > 0
-            ranked = np.argsort(np.where(mask, keys, np.inf), axis=1)[:, : cfg.batch_size]
-            chosen = np.zeros_like(mask)
-            chosen[rows[:, None], ranked] = True
-            w = chosen & mask
-            w = w / w.sum(axis=1, keepdims=True)
         # ∇ mean log(1 + e^{−y τ·x}) = −mean(y x · σ(−y τ·x)), with z = y x; batched matmuls.
         s = w * expit(-(z @ tau[:, :, None])[:, :, 0])
         grad = -(s[:, None, :] @ z)[:, 0, :]
+        if canary is not None:
+            grad = canary.gradient(v, grad)
         step = tau - (cfg.zeta / np.sqrt(c))[:, None] * (grad + noise)
         norm = np.sqrt((step * step).sum(axis=1, keepdims=True))
         step *= np.minimum(1.0, cfg.radius / np.maximum(norm, 1e-300))  # Π_W, W = ℓ2 ball
+        if canary is not None:
+            canary.observe(v, tau, np.where(update[:, None], step, tau), c)
         tau = np.where(update[:, None], step, tau)
         c += update
         if ell is not None:
