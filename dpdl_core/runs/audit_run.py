@@ -580,7 +580,8 @@ def audit_cached(config: ExperimentConfig, spec: AuditSpec, root: str | Path | N
     return slot.stored()  # as every later read returns it (numpy scalars as Python numbers)
 
 
-TABLE_COLUMNS = ["mechanism", "algorithm", "kind", "sigma_rule", "channel", "epsilon_nominal", "epsilon_accountant",
+TABLE_COLUMNS = ["mechanism", "algorithm", "paper", "kind", "sigma_rule", "channel", "epsilon_nominal",
+                 "nominal_source", "epsilon_accountant",
                  "epsilon_audit", "epsilon_audit_informed", "epsilon_audit_fdp", "epsilon_audit_fdp_informed",
                  "confidence", "m", "rounds", "seed", "q", "sigma",
                  "guesses", "correct", "config_hash", "spec_hash"]
@@ -629,9 +630,10 @@ def _kind(spec: dict) -> str:
 
 
 def audit_table(root: str | Path | None = None) -> pd.DataFrame:
-    """One row per stored audit under ``root`` (default ``results/audit``): mechanism, the
-    canaries' kind (:func:`_kind`), nominal ε, accountant ε (upper), audited ε (lower, at
-    ``confidence``) for the neighbour and for the informed observer (None for input
+    """One row per stored audit under ``root`` (default ``results/audit``): mechanism, the paper
+    whose own mechanism it is (None for a variant), the canaries' kind (:func:`_kind`), nominal
+    ε (and where it comes from, if not the config: e.g. "Theorem 3 as printed"), accountant ε
+    (upper), audited ε (lower, at ``confidence``) for the neighbour and for the informed observer (None for input
     canaries), by the one-run bound and by the f-DP bound
     (:func:`fdp_epsilon`), m, rounds, and the run's q, σ and the neighbour's counts.
     Empty (with the columns) when nothing is stored."""
@@ -643,14 +645,17 @@ def audit_table(root: str | Path | None = None) -> pd.DataFrame:
             warnings.warn(f"{path} fails its integrity check and is left out of the audit table; restore it "
                           f"(git checkout -- {path}) or delete it and audit again", CorruptResultWarning, stacklevel=2)
             continue
+        variant = _variant(r["config"].get("algo", {}))
         rows.append({
-            # A paper's own audit (e.g. the straggler paper's token ring) names its mechanism.
-            "mechanism": r.get("mechanism") or display_name(r["algorithm"]) + _variant(r["config"].get("algo", {})),
+            # A paper's own audit (e.g. the straggler paper's token ring) names its mechanism and paper.
+            "mechanism": r.get("mechanism") or display_name(r["algorithm"]) + variant,
+            "paper": r.get("paper") or (None if variant else r["algorithm"]),
             "algorithm": r["algorithm"],
             "kind": _kind(r["spec"]),
             "sigma_rule": r["sigma_rule"],
             "channel": r["channel"],
             "epsilon_nominal": r["epsilon_nominal"],
+            "nominal_source": r.get("epsilon_nominal_source", ""),
             "epsilon_accountant": r["epsilon_accountant"],
             "epsilon_audit": r["epsilon_audit"],
             "epsilon_audit_informed": r.get("epsilon_audit_informed"),

@@ -18,7 +18,8 @@ _NOISE = {"authors_code": "paper", "rdp": "equal ε", "per_message": "paper (σ_
 
 
 def audit_summary(table: pd.DataFrame, kind: str = "gradient") -> pd.DataFrame:
-    """One row per audited mechanism and noise (seeds together): nominal, accountant and
+    """One row per audited mechanism and noise (seeds together): the paper whose own mechanism
+    it is (None for a variant or a baseline), nominal ε and where it comes from, accountant and
     audited ε (the informed observer's, the strongest; every seed's, and the smallest, which
     is the bound that holds for each of them), the same by the f-DP bound (``audited_fdp``,
     ``audited_fdp_min``, NaN where the table has none), and whether the stated ε is violated
@@ -36,9 +37,9 @@ def audit_summary(table: pd.DataFrame, kind: str = "gradient") -> pd.DataFrame:
                              epsilon_audit_informed=table["epsilon_audit"],
                              epsilon_audit_fdp_informed=table["epsilon_audit_fdp"])
     if table.empty:
-        return pd.DataFrame(columns=["mechanism", "noise", "channel", "rounds", "nominal", "accountant", "audited",
-                                     "audited_min", "audited_fdp", "audited_fdp_min", "neighbour", "seeds", "m",
-                                     "stated"])
+        return pd.DataFrame(columns=["mechanism", "paper", "nominal_source", "noise", "channel", "rounds", "nominal",
+                                     "accountant", "audited", "audited_min", "audited_fdp", "audited_fdp_min",
+                                     "neighbour", "seeds", "m", "stated"])
     rows = []
     keys = ["mechanism", "sigma_rule", "epsilon_nominal", "channel", "rounds", "m"]
     for (mechanism, rule, nominal, channel, rounds, m), g in table.groupby(keys, sort=False, dropna=False):
@@ -50,7 +51,9 @@ def audit_summary(table: pd.DataFrame, kind: str = "gradient") -> pd.DataFrame:
                else [np.nan] * len(g))
         stated = ("— (no noise: the audit's power)" if not np.isfinite(nominal) else
                   "violated" if low > nominal else "not shown violated")
-        rows.append({"mechanism": mechanism, "noise": noise, "channel": channel, "rounds": int(rounds),
+        rows.append({"mechanism": mechanism, "paper": g["paper"].iloc[0] if "paper" in g else None,
+                     "nominal_source": g["nominal_source"].iloc[0] if "nominal_source" in g else "",
+                     "noise": noise, "channel": channel, "rounds": int(rounds),
                      "nominal": nominal, "accountant": float(g["epsilon_accountant"].max()), "audited": audited,
                      "audited_min": low, "audited_fdp": fdp, "audited_fdp_min": float(np.min(fdp)),
                      "neighbour": g["epsilon_audit"].tolist(), "seeds": len(g), "m": int(m), "stated": stated})

@@ -220,6 +220,7 @@ def token_audit(spec: TokenAuditSpec, splits: RunSplits, params: PaperParams = P
     paper_noise = sigma is None
     return {
         "algorithm": spec.scheme,
+        "paper": "straggler",
         "mechanism": f"{SCHEME_NAMES[spec.scheme]} (token ring, p = {spec.p:g})",
         "config": {"seed": spec.seed, "algo": {}, "scheme": spec.scheme, "p": spec.p, "h_max": spec.h_max,
                    "batch_size": spec.batch_size, "sigma": noise, "n": params.n, "zeta": params.zeta,
