@@ -19,6 +19,7 @@ _PUBLIC = {
     "JsonSlot": "slots",
     "ObjectSlot": "slots",
     "AUDIT_DIR": "audit_run",
+    "audit_table": "audit_run",
     "RunSlot": "slots",
     "atomic_write_bytes": "results",
     "diverged_round": "results",

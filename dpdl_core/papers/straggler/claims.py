@@ -60,6 +60,9 @@ _UPPER = "upper panels (Theorems 1-3), every p in {1e-4, 1/2, 7/10}"
 # Replaced by the data of the run when a claim is judged (:func:`lower_scope`).
 DATA_PLACEHOLDER = "the housing data of the run"
 _LOWER = f"lower panels: SS-Rand-Ring, {DATA_PLACEHOLDER}, paired runs, speed-up to a common accuracy"
+# The privacy audits' setting (papers/straggler/audit.py).
+AUDIT_SCOPE = (f"p = 1e-4, {DATA_PLACEHOLDER}, one node's whole dataset as the canary (a linear loss of gradient "
+               "±k·e), another node observing the token")
 
 
 def _kind(reading: str) -> str:
@@ -159,6 +162,16 @@ SPECS = {s.id: s for s in (
           "to every grid point): total latency over token updates at each p of the grid 1e-4, 0.05, 0.10, ..., 0.95 "
           "(t_ss = the p-quantile threshold); holds when the simulated minimiser is the grid point nearest Lemma 2's "
           "p* for every model, fails otherwise"),
+    *(_spec(f"{key}_ndp_audit", f"{scheme} achieves (ε_ss, δ + δ')-NDP ({theorem}), audited",
+            f"Then, the {scheme} scheme on a ring with $n$ nodes and with learning rate parameter $0 < \\zeta \\leq "
+            "2/\\beta$ achieves $(\\varepsilon_{\\text{ss}}, \\delta + \\delta')$ -NDP",
+            f"§V, {theorem.split(' as ')[0]}, {line}",
+            f"Algorithm 1 at Sec. VI-A's constants, {AUDIT_SCOPE}",
+            "fails when the privacy audit proves ε above the theorem's ε_ss at 95% confidence (the one-run bound, "
+            "smallest over the audit's seeds, at δ: docs/privacy.md, 'The token ring'); otherwise inconclusive: an "
+            "audit can refute an upper bound on ε, never confirm one")
+      for key, scheme, theorem, line in (("theorem2", "SS-Ring", "Theorem 2", "L184"),
+                                         ("theorem3", "SS-Rand-Ring", "Theorem 3 as printed", "L196"))),
     _spec("lemma1_monte_carlo", "Lemma 1: Monte Carlo latency of Algorithm 1 matches the closed form", "", "spec §2",
           "every (model, p)", "every |z| < 3 (3 standard errors)", kind="check"),
     _spec("sanity_band", "SS-Rand-Ring accuracy after 20,000 hops within the spec's sanity band", "", "spec §5",
@@ -166,9 +179,11 @@ SPECS = {s.id: s for s in (
 )}
 
 
-# The claims only the paper-scale study judges (from its 400-run curves and its Monte Carlo);
+# The claims only the paper-scale study judges (from its 400-run curves, its Monte Carlo and the
+# committed privacy audits);
 # the Figure 2 notebook judges every other one.
-STUDY_ONLY = ("lemma2_predicts_speedup", "rand_ring_long_run_convergence", "lemma2_optimum_monte_carlo")
+STUDY_ONLY = ("lemma2_predicts_speedup", "rand_ring_long_run_convergence", "lemma2_optimum_monte_carlo",
+              "theorem2_ndp_audit", "theorem3_ndp_audit")
 FIGURE_SPECS = {i: s for i, s in SPECS.items() if i not in STUDY_ONLY}
 
 

@@ -87,16 +87,11 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("s15_theorem2_ss_ring_ndp",
               "Then, the SS-Ring scheme on a ring with $n$ nodes and with learning rate parameter $0 < \\zeta \\leq "
               "2/\\beta$ achieves $(\\varepsilon_{\\text{ss}}, \\delta + \\delta')$ -NDP", "§V, Theorem 2, L184",
-              "privacy", "not_testable",
-              why=f"{_UNPROVED}; a run can bound leakage only from below (an attack), never confirm an upper bound. "
-                  "The package computes it exactly (theorems.thm2_epsilon) for the upper panels"),
+              "privacy", "judged", claims=("theorem2_ndp_audit",)),
     Statement("s16_theorem3_ss_rand_ring_ndp",
               "Then, the SS-Rand-Ring scheme on a ring with $n$ nodes and with learning rate parameter $0 < \\zeta "
               "\\leq 2/\\beta$ achieves $(\\varepsilon_{\\text{ss}}, \\delta + \\delta')$ -NDP",
-              "§V, Theorem 3, L196", "privacy", "not_testable",
-              why=f"{_UNPROVED}; a run can bound leakage only from below. As printed its eps_ss falls as h_max grows "
-                  "(2.52 at h_max = 10 to 1.97 at 10^5), which latency_upper_left.printed records as failing "
-                  "(docs/straggler.md, 'The Theorem 3 question')"),
+              "§V, Theorem 3, L196", "privacy", "judged", claims=("theorem3_ndp_audit",)),
     # Sec. VI-A: upper panels (analytic)
     Statement("s17_latency_upper_left",
               "parameterized by the average latency (Lemma 1), which increases toward the upper left corner",

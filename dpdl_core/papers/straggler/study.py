@@ -219,7 +219,8 @@ def claims(store=None, s: Study | None = None) -> pd.DataFrame:
     frame = check_claims(analytic_table(settings, PaperParams(), models), *lemma_tables(settings, models), runs,
                          settings, models, data_label="; ".join(labels))
     frame = pd.concat([frame, claims_frame(_stored_curve_claims(runs, s, "; ".join(labels))
-                                           + [_lemma2_optimum_claim(settings, models)])], ignore_index=True)
+                                           + [_lemma2_optimum_claim(settings, models)] + _audit_claims())],
+                      ignore_index=True)
     return frame[~frame["id"].isin(NOT_JUDGED)].reset_index(drop=True)
 
 
@@ -270,6 +271,32 @@ def _stored_curve_claims(runs: dict, s: Study, data_label: str) -> list:
                                   f"{held} of {len(comps)} hold; " + "; ".join(
         f"{c.label} ({c.diff:+.2f} pp, margin {c.margin:.2f}: {c.verdict})" for c in comps)
                                   + f"; deciding {decide.label.split(':')[0]}: {decide.note}")]
+
+
+def _audit_claims() -> list:
+    """Theorems 2 and 3 against the committed privacy audits of the token ring
+    (:mod:`~dpdl_core.papers.straggler.audit`, ``results/audit/straggler-*.json``), one claim per
+    scheme with an audit at the paper's noise: fails when the smallest audited ε over seeds
+    (one-run bound, 95%) exceeds the theorem's ε_ss, otherwise inconclusive."""
+    from ...runs import audit_table
+    from .audit import AUDIT_DATA, SCHEME_NAMES
+    from .claims import SPECS, lower_scope
+
+    table = audit_table()
+    out = []
+    for scheme, key in (("ss_ring", "theorem2"), ("ss_rand_ring", "theorem3")):
+        rows = table[(table["paper"] == "straggler") & (table["algorithm"] == scheme)
+                     & (table["sigma_rule"] == "paper")]
+        for (hops, nominal), g in rows.groupby([rows["rounds"] * PaperParams().n, "epsilon_nominal"]):
+            low = float(g["epsilon_audit"].min())
+            seeds = ", ".join(f"{a:.2f}" for a in g.sort_values("seed")["epsilon_audit"])
+            evidence = (f"{SCHEME_NAMES[scheme]}, {hops:,} hops, {int(g['m'].iloc[0]):,} runs: audited ε ≥ {seeds} "
+                        f"(seed{'s' if len(g) > 1 else ''} {', '.join(str(x) for x in sorted(g['seed']))}; f-DP "
+                        f"{', '.join(f'{a:.2f}' for a in g.sort_values('seed')['epsilon_audit_fdp'])}) against "
+                        f"ε_ss = {nominal:.3g}; the LDP composition {float(g['epsilon_accountant'].max()):.3g}")
+            spec = lower_scope(SPECS[f"{key}_ndp_audit"], AUDIT_DATA)
+            out.append(spec.claim("fails" if low > nominal else "inconclusive", evidence, "95% confidence, δ = 1e-6"))
+    return out
 
 
 # Lemma 2's Monte Carlo check: the grid of skipping probabilities it simulates.
@@ -358,6 +385,11 @@ def answer(store=None) -> pd.DataFrame:
                                       for c in cells),
                        why=r.evidence.split(":")[0] + f" ({r.tolerance})" + "".join(
                            re.findall(r"; deciding .*?(?=; speed-up = |$)", r.evidence)))
+        elif r.id.endswith("_ndp_audit"):
+            row.update(calibration="no paper number",
+                       calibration_note="the theorem is a bound; no run of the paper measures it",
+                       setting="privacy audit: " + r.scope, paper_value=f"\"{_plain(r.quote)}\"",
+                       ours=r.evidence, why=r.rule)
         elif r.id == "lemma2_optimum_monte_carlo":
             row.update(setting=settings["lemma"], paper_value="Lemma 2's t_ss (p* 0, 0.710, 0.737)", ours=r.evidence,
                        why=r.rule)
