@@ -87,6 +87,8 @@ PINNED_SCOPES = {
         "tab06.best": {}, "tab06.grows_with_epsilon": DPDL_ONLY,
         "attack.metrics": {}, "attack.success": {}, "attack.later_rounds": {}, "attack.success_every_round": {},
         "fig01.loss_eps_025_05": {}, "fig01.loss_eps_05_1": {},
+        # the curve statements judged on named cells (CURVE_POINTS): no table scope
+        **{i: {} for i in dpdl_claims.CURVE_SPECS},
     },
 }
 # Claims that hold by construction (reported, never evidence).
@@ -275,7 +277,10 @@ def test_dpdl_claims_name_the_section_their_quote_is_in():
                    "tab05.best": "Appendix D", "tab06.best": "Appendix D", "tab06.grows_with_epsilon": "Appendix D",
                    "attack.metrics": "§VI-D", "attack.success": "§VI-D", "attack.later_rounds": "§VI-D",
                    "attack.success_every_round": "§VI-D", "fig01.loss_eps_025_05": "§VI-B1",
-                   "fig01.loss_eps_05_1": "§VI-B1"}
+                   "fig01.loss_eps_05_1": "§VI-B1", "fig01.small_eps_baselines": "§VI-B1",
+                   "fig02.dpdl_denser_faster": "§VI-B1", "fig02.advantage_grows": "§VI-B1",
+                   "fig08.ring_lowest_500": "Appendix D", "fig08.ring_losses_500": "Appendix D",
+                   "fig08.ring_fastest": "Appendix D"}
     for i, spec in dpdl_claims.SPECS.items():
         assert spec.where.startswith(got[i] + ","), (i, spec.where)
         assert not spec.where.startswith("§V,")

@@ -205,6 +205,8 @@ def test_checker_accepts_a_correct_list():
     statements = [GOOD,
                   Statement("b", "ITS ACCURACY IS privacy-preserving and grows with epsilon", "§1, L2", "trend",
                             "not_run", needs="one run"),
+                  Statement("e", "grows with epsilon", "§1, L3", "trend", "not_run", claims=("tab.grows",),
+                            needs="the runs tab.grows waits for"),
                   Statement("c", "grows with epsilon", "§1, L3", "trend", "not_testable", why="no number"),
                   Statement("d", "lower loss", "§1, L1", "magnitude", "inconsistent", why="0.1 vs 0.2")]
     assert check_statements(statements, TEXT, CLAIM_IDS) == []
@@ -218,12 +220,14 @@ def test_checker_accepts_a_correct_list():
     ([GOOD, replace(GOOD, quote="lower loss")], "a: the id is used twice"),
     ([replace(GOOD, status="not_testable", claims=())], "a: not_testable without a why"),
     ([replace(GOOD, status="inconsistent", claims=())], "a: inconsistent without a why"),
-    ([replace(GOOD, status="not_run", needs="one run")], "a: names claims but is not_run"),
+    ([replace(GOOD, status="not_testable", why="no number")], "a: names claims but is not_testable"),
+    ([replace(GOOD, status="not_run", needs="one run", claims=("fig.other",))], "a: claim 'fig.other' is not declared"),
     ([replace(GOOD, kind="guess")], "a: kind 'guess' is not one of"),
     ([replace(GOOD, status="maybe", claims=())], "a: status 'maybe' is not one of"),
     ([replace(GOOD, where=" ")], "a: no place in the text"),
 ], ids=["wrong quote", "unknown claim", "judged without claims", "not_run without needs", "duplicate id",
-        "not_testable without why", "inconsistent without why", "claims on another status", "unknown kind",
+        "not_testable without why", "inconsistent without why", "claims on another status",
+        "unknown claim waiting for runs", "unknown kind",
         "unknown status", "no where"])
 def test_checker_finds_each_problem(statements, expected):
     problems = check_statements(statements, TEXT, CLAIM_IDS)

@@ -414,6 +414,8 @@ def _statement_sections() -> list[str]:
                 "|---|---|---|---|---|"]
         for st in statements:
             detail = ", ".join(st.claims) if st.status == "judged" else st.why or st.needs
+            if st.status == "not_run" and st.claims:
+                detail += f" Claims waiting for these runs: {', '.join(st.claims)}."
             out.append(f"| {st.id} | {_cell(st.where)} | {st.kind} | {st.status.replace('_', ' ')} | {_cell(detail)} |")
         out.append("")
     return out

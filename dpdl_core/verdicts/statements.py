@@ -12,7 +12,8 @@ conclusion), quoted word for word. Each has a status:
     and no numbers, and the text gives none").
 ``not_run``
     Runs would decide it, and they are not in the committed studies; ``needs`` says which
-    runs, their cost, and what would make them affordable.
+    runs, their cost, and what would make them affordable. Where a study declares the runs
+    and the claims that judge them, ``claims`` names those claims; they wait for the runs.
 ``inconsistent``
     A number the statement quotes disagrees with the paper's own table; ``why`` gives
     both. A finding about the text, not something to reproduce.
@@ -51,7 +52,8 @@ class Statement:
     status : str
         One of :data:`STATUSES`.
     claims : tuple of str
-        The claim ids that judge it (``status="judged"``).
+        The claim ids that judge it (``status="judged"``), or that will once its runs are
+        stored (``status="not_run"``).
     why : str
         Why it is not testable, or what disagrees (``not_testable``, ``inconsistent``).
     needs : str
@@ -99,9 +101,9 @@ def check_statements(statements: Iterable[Statement], text: str, claim_ids: Iter
             problems.append(f"{s.id}: status {s.status!r} is not one of {STATUSES}")
         if not s.where.strip():
             problems.append(f"{s.id}: no place in the text (where)")
-        if s.status == "judged":
-            if not s.claims:
-                problems.append(f"{s.id}: judged, but names no claim")
+        if s.status == "judged" and not s.claims:
+            problems.append(f"{s.id}: judged, but names no claim")
+        if s.status in ("judged", "not_run"):
             problems += [f"{s.id}: claim {c!r} is not declared" for c in s.claims if c not in known]
         elif s.claims:
             problems.append(f"{s.id}: names claims but is {s.status}")

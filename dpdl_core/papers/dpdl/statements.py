@@ -13,7 +13,8 @@ judged
     claim quotes it. Its ``needs`` names the runs and the claim that would judge it.
 not_run
     ``needs`` names the runs, 3 seeds a point, with their cost in core-hours, i.e. CPU time on
-    one core. The cost uses the planner's seconds per round
+    one core. Where the study declares them, ``claims`` names the claims that judge the
+    statement once they are stored; until then those claims wait for runs. The cost uses the planner's seconds per round
     (``study._SECONDS_PER_ROUND``, measured at N = 10 on the bipartite graph) and its seconds
     per evaluation (``study._SECONDS_PER_EVAL``), both scaled by N/10. DPDL's and DP-CGA's
     rounds are also scaled by (degree + 1)/6. MNIST runs are 1,000 rounds and CIFAR-10 runs
@@ -21,8 +22,9 @@ not_run
     an H100. The stored CIFAR-10 runs took 1.3-2.3 times the planner's estimate. The
     authors' 1.06M-parameter CIFAR-10 CNN costs 4-5 times the small CNN a round.
     "Committed" names runs already in ``results/dpdl/``, which store every round's training
-    loss of every agent and the attack metrics at rounds 200, 400 and 800. No claim about
-    the training loss is declared, so every convergence statement also needs one.
+    loss of every agent and the attack metrics at rounds 200, 400 and 800. Loss claims exist
+    for Figure 1's ε steps (:data:`.claims.LOSS_SPECS`) and for the curve statements of
+    :data:`.claims.CURVE_SPECS`; every other convergence statement also needs one.
 inconsistent
     A number of the text disagrees with the paper's own table (``reference/dpdl_*.csv``)
     under every reading tried. A gain is read in pp, as % of the baseline and as % of
@@ -120,9 +122,11 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("s16_b1_small_eps", r"when ϵ\epsilon is decreased from 1.01.0 to 0.250.25, our DPDL algorithm still "
               r"achieves convergence rapidly and smoothly, whereas the convergences of the other four algorithms "
               r"cannot be ensured.", "§VI-B1, Fig. 1, L449", "robustness", "not_run",
-              needs="MNIST bipartite, α_d = 0.25, ε ∈ {0.25, 1}, all five algorithms, N ∈ {10, 20, 30} "
-                    "(DPDL at N = 10 committed): 84 runs, 62.5 core-hours, affordable on a GPU. N = 10 alone "
-                    "needs the four baselines: 24 runs, 4.7 core-hours."),
+              claims=("fig01.small_eps_baselines",),
+              needs="fig01.small_eps_baselines judges N = 10 only. It waits for the four baselines on MNIST "
+                    "bipartite, α_d = 0.25, N = 10, ε ∈ {0.25, 1}, at the code's η, C: 24 runs, 4.7 core-hours, "
+                    "declared in the study at priorities 14-15 (DPDL there is committed). N = 20 and 30, all five "
+                    "algorithms: 60 runs, 57.8 core-hours, affordable on a GPU."),
     Statement("s17_b1_eps_may_improve", "increasing the privacy budget (and thereby reducing the noise) may lead to "
               "improved convergence performance.", "§VI-B1, Fig. 1, L449", "trend", "not_testable",
               why="\"May lead to\" is hedged, and the next sentence (\"such gains are not always worthwhile\") is "
@@ -150,9 +154,12 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("s23_b1_denser_faster", "It can be observed that the convergence performance of our algorithm improves "
               "with denser communication topologies, and its advantage over the other reference algorithms "
               "becomes more pronounced.", "§VI-B1, Fig. 2, L453", "trend", "not_run",
-              needs="The four baselines on MNIST fully connected, α_d = 0.25, ε = 0.5, N = 10, at the code's "
-                    "η, C. DPDL there and all five on the bipartite graph are committed. 12 runs, 2.9 "
-                    "core-hours. Figure 2's N = 20 and 30 add 30 runs, 46.6 core-hours, affordable on a GPU."),
+              claims=("fig02.dpdl_denser_faster", "fig02.advantage_grows"),
+              needs="fig02.dpdl_denser_faster is judged on the committed DPDL runs. fig02.advantage_grows waits "
+                    "for the four baselines on MNIST fully connected, α_d = 0.25, ε = 0.5, N = 10, at the code's "
+                    "η, C: 12 runs, 2.9 core-hours, declared in the study at priorities 14-15 (all five on the "
+                    "bipartite graph are committed). Figure 2's N = 20 and 30 add 30 runs, 46.6 core-hours, "
+                    "affordable on a GPU."),
     Statement("s24_b1_fc_200_rounds", r"when ϵ=0.5\epsilon=0.5 and N=20N=20, our algorithm reaches its minimum "
               r"training loss of approximately 0.290.29 within 400400 rounds over the bipartite graph, while it "
               r"achieves a similar minimum in only 200200 rounds over the fully connected graph.",
@@ -371,18 +378,19 @@ STATEMENTS: tuple[Statement, ...] = (
     # -- Appendix D: ring graphs ---------------------------------------------------------------
     Statement("s71_app_ring_n10_fastest", r"As illustrated in Fig. 8, when the number of agents N=10N=10, our proposed "
               r"algorithm demonstrates the fastest convergence among reference algorithms.",
-              "Appendix D, Fig. 8, L1464", "convergence", "not_run",
-              needs="MNIST ring, α_d = 0.25, N = 10, ε ∈ {0.25, 1}, all five algorithms: 30 runs, 5.1 "
-                    "core-hours. ε = 0.5 is committed: all five at the code's η, C, with seeds 0-2 of DPDL, "
-                    "DP-CGA and DP-NETFLEET."),
+              "Appendix D, Fig. 8, L1464", "convergence", "not_run", claims=("fig08.ring_fastest",),
+              needs="fig08.ring_fastest is judged at ε = 0.5 on the committed cell: all five at the code's η, C, "
+                    "with seeds 0-2 of DPDL, DP-CGA and DP-NETFLEET. At ε ∈ {0.25, 1} it waits for MNIST ring, "
+                    "α_d = 0.25, N = 10, all five algorithms: 30 runs, 5.1 core-hours, declared in the study at "
+                    "priorities 14-15."),
     Statement("s72_app_ring_n10_losses", r"when ϵ=0.5\epsilon=0.5 and N=10N=10, the average training loss of our DPDL "
               r"algorithm achieves its minimum value around 0.390.39 in about 500500 rounds, while the ones of the "
               r"other four reference algorithms, i.e., DP-CGA, DP-NETFLEET, DP-DPSGD, and MUFFLIATO, are "
               r"0.560.56, 0.680.68, 1.991.99, and 2.142.14, respectively, within the same time horizon.",
-              "Appendix D, Fig. 8, L1464", "magnitude", "not_run",
-              needs="No new runs at the code's η, C: the committed MNIST ring cell (N = 10, ε = 0.5, all five "
-                    "algorithms, 1,000 rounds) stores every round's loss. What is missing is a loss claim. At "
-                    "the paper's η, C: 15 runs, 2.5 core-hours."),
+              "Appendix D, Fig. 8, L1464", "magnitude", "judged",
+              claims=("fig08.ring_lowest_500", "fig08.ring_losses_500"),
+              needs="Judged on the committed MNIST ring cell at the code's η, C (N = 10, ε = 0.5, all five "
+                    "algorithms, 1,000 rounds). At the paper's η, C: 15 runs, 2.5 core-hours."),
     Statement("s73_app_ring_lowest_final", "As the number of agents increases, although our DPDL algorithm converges "
               "slightly slower than DP-CGA under certain privacy budget settings, it consistently achieves the "
               "lowest final loss, indicating superior optimization capability.", "Appendix D, Fig. 8, L1464",

@@ -45,6 +45,13 @@ seeds 1 and 2
     with a denser graph (Tables I, II: DPDL on the fully connected graph), seeds 0-2 of
     every point.
 
+loss curves (priority 14 seed 0, 15 seeds 1-2: after every run above)
+    The points the text's statements on the MNIST loss curves read (:data:`.claims.CURVE_POINTS`,
+    N = 10, the code's η, C, paper noise) that no group above runs, seeds 0-2 of each: the four
+    baselines on the fully connected graph (Figure 2), the four baselines at ε 0.25 and 1 on
+    the bipartite graph (Figure 1), and the five algorithms at ε 0.25 and 1 on the ring
+    (Figure 8).
+
 ``attack`` (priority 10 MNIST, 12 CIFAR-10)
     One gradient-inversion cell per dataset (Tables III-IV, Figures 5-6), a job of
     :mod:`.attack_study`: the ``paper`` profile's attack on the bipartite graph with N = 10.
@@ -119,6 +126,23 @@ def _purpose(dataset: str, graph: str, eps: float, cell: float) -> str:
     if graph == "fully_connected":
         return f"Table {table[0]}: do denser graphs do better for DPDL?"
     return f"Table {table[1] if graph == 'ring' else table[0]}: does DPDL's accuracy grow with eps?"
+
+
+# Why the loss-curve runs are made, per graph (the text's statements they serve).
+_CURVE_PURPOSE = {"fully_connected": "Figure 2: does DPDL's advantage grow on a denser graph?",
+                  "bipartite": "Figure 1 (N = 10): does the baselines' convergence fail at eps 0.25 and DPDL's not?",
+                  "ring": "Figure 8 (N = 10): does DPDL converge fastest on the ring?"}
+
+
+def _trend_run(dataset: str, graph: str, eps: float, alg: str, seed: int, purpose: str, priority: int) -> tuple:
+    """``add``'s arguments for a run in the dataset's :data:`TREND_SETTING` under paper noise at
+    (``graph``, ``eps``): its key names the graph and eps where they are not the decisive cell's."""
+    setting, base, hp = TREND_SETTING[dataset]
+    cell_graph, cell = _CELL[dataset]
+    part = graph if eps == cell else (f"eps{eps:g}" if graph == cell_graph else f"{graph}/eps{eps:g}")
+    return (f"{dataset}/{setting}/paper_noise/{part}/{alg}/seed{seed}", purpose, priority,
+            preset(dataset, topology=graph, algorithm=alg, sigma_rule="authors_code", seed=seed,
+                   **{**base, "epsilon": eps}, **hp))
 
 
 def _estimate(cfg) -> float:
@@ -224,10 +248,20 @@ def study() -> Study:
         for seed_prio, seeds in ((prio, (0,)), (prio + 1, (1, 2))):
             for graph, eps, alg, alg_seeds in points:
                 for seed in (x for x in seeds if x in alg_seeds):
-                    part = graph if eps == cell else (f"eps{eps:g}" if graph == "bipartite" else f"{graph}/eps{eps:g}")
-                    add(f"{dataset}/{setting}/paper_noise/{part}/{alg}/seed{seed}", _purpose(dataset, graph, eps, cell),
-                        seed_prio, preset(dataset, topology=graph, algorithm=alg, sigma_rule="authors_code", seed=seed,
-                                          **{**base, "epsilon": eps}, **hp))
+                    add(*_trend_run(dataset, graph, eps, alg, seed, _purpose(dataset, graph, eps, cell), seed_prio))
+    # 14-15: the loss-curve statements' points (:data:`.claims.CURVE_POINTS`) no run above
+    # declares, seeds 0-2 of each (seed 0 first), after every run above.
+    from .claims import CURVE_POINTS
+
+    setting = TREND_SETTING["mnist"][0]
+    have = {(r.tags["algorithm"], r.tags["topology"], r.tags["epsilon"]) for r in runs
+            if (r.tags["dataset"], r.tags["setting"], r.tags["mode"]) == ("mnist", setting, "paper_noise")}
+    curve = [p for p in dict.fromkeys(p for cases in CURVE_POINTS.values() for ps in cases.values() for p in ps)
+             if p not in have]
+    for seed_prio, seeds in ((14, (0,)), (15, (1, 2))):
+        for alg, graph, eps in curve:
+            for seed in seeds:
+                add(*_trend_run("mnist", graph, eps, alg, seed, _CURVE_PURPOSE[graph], seed_prio))
     # 10, 12: the gradient-inversion cell of each dataset (Tables III-IV, Figures 5-6).
     for dataset, prio in (("mnist", 10), ("cifar10", 12)):
         job = Job(ATTACK_FUNCTION, attack_spec(dataset))
@@ -507,7 +541,7 @@ def claims(tab: pd.DataFrame, store=None) -> list:
         return out
     cal = cell_calibration(tab)
     if store is not None:
-        out += _loss_claims(store, cal)
+        out += _loss_claims(store, cal) + _curve_claims(store, cal)
     for (dataset, setting, mode, graph, eps), g in tab.groupby(_CELL_KEYS, sort=False):
         g = g.set_index("_algorithm")
         if "dpdl" not in g.index:
@@ -697,6 +731,57 @@ def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
         c = LOSS_SPECS[spec_id].judge([comp], tol, condition=cond)
         out.append(dataclasses.replace(c, evidence={"paper": paper, "ours": ours, "why": c.evidence}
                                        ).calibrated(*calibration))
+    return out
+
+
+def _curve_claims(store, cal: dict, s: Study | None = None) -> list:
+    """The text's statements on the loss curves (:data:`.claims.CURVE_SPECS`) in the study's
+    MNIST setting (the code's eta and C, paper noise, N = 10), per claim and eps of
+    :data:`.claims.CURVE_POINTS`, on every declared seed of each point; *inconclusive*, naming
+    the runs not yet stored, until all of them are. Calibrated as DPDL's cells are."""
+    from ...sim import display_name
+    from ...verdicts import worst_calibration
+    from .claims import CURVE_PAPER, CURVE_POINTS, CURVE_SPECS, CURVE_TOLERANCE, curve_claim, window_means
+
+    setting = TREND_SETTING["mnist"][0]
+    declared: dict[tuple[str, str, float], list[StudyRun]] = {}
+    for r in (s or study()).runs:
+        t = r.tags
+        if (t["dataset"], t["setting"], t["mode"]) == ("mnist", setting, "paper_noise"):
+            declared.setdefault((t["algorithm"], t["topology"], float(t["epsilon"])), []).append(r)
+    means: dict = {}
+
+    def load(point) -> bool:
+        """Whether every declared run of ``point`` is stored (its window means then in ``means``)."""
+        if point not in means:
+            found = {r.tags["seed"]: (r, r.found(store)) for r in declared.get(point, [])}
+            if not found or any(h is None for _, h in found.values()):
+                return False
+            means[point] = {}
+            for seed, (r, h) in sorted(found.items()):
+                header, hist = store.load_run(h)
+                loss = hist[hist["metric"] == "train_loss_mean"].groupby("round")["value"].mean()
+                means[point][int(seed)] = window_means(loss, r.work.rounds, bool(header["meta"].get("diverged")))
+        return True
+
+    out = []
+    for spec_id, cases in CURVE_POINTS.items():
+        for eps, points in cases.items():
+            graphs = " / ".join(dict.fromkeys(g.replace("_", " ") for _, g, _ in points))
+            cond = f"mnist, {_setting_name(setting, **CODE_HP)}, paper noise, N = 10, {graphs}, eps {eps:g}"
+            calibration = worst_calibration([cal.get(("mnist", setting, g, e), ("", "")) for a, g, e in points
+                                             if a == "dpdl"])
+            missing = [p for p in points if not load(p)]
+            if missing:
+                waiting = "; ".join(f"{display_name(a)} {g.replace('_', ' ')} eps {e:g} " + (
+                    "seeds " + ", ".join(str(r.tags["seed"]) for r in declared[a, g, e] if r.found(store) is None)
+                    if (a, g, e) in declared else "(no run declared)") for a, g, e in missing)
+                claim = CURVE_SPECS[spec_id].claim("inconclusive", {
+                    "paper": CURVE_PAPER[spec_id], "ours": "not run yet", "why": f"not judged: not yet run: {waiting}"},
+                    CURVE_TOLERANCE[spec_id], condition=cond)
+            else:
+                claim = curve_claim(spec_id, eps, means, cond)
+            out.append(claim.calibrated(*calibration))
     return out
 
 
