@@ -23,6 +23,7 @@ _PUBLIC = {
     "RunSlot": "slots",
     "atomic_write_bytes": "results",
     "diverged_round": "results",
+    "EXPLOSION_FACTOR": "runner",
     "PROFILES": "profiles",
     "active_profile": "profiles",
     "load_profile": "profiles",

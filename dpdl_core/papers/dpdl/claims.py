@@ -250,7 +250,7 @@ def window_means(loss: pd.Series, rounds: int, diverged: bool = False) -> dict[s
     indexed by round from 1) and its declared ``rounds``. A run that diverged (``diverged``, a
     non-finite loss, or a history that stops before ``rounds``) has every window at the loss where
     the runner stops it, :data:`~dpdl_core.runs.runner.EXPLOSION_FACTOR` times its first round's."""
-    from ...runs.runner import EXPLOSION_FACTOR
+    from ...runs import EXPLOSION_FACTOR
 
     loss = loss.sort_index()
     if diverged or loss.empty or int(loss.index[-1]) < rounds or not np.isfinite(loss.to_numpy()).all():
