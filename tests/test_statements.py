@@ -241,3 +241,24 @@ def test_coverage_counts_by_status():
     assert dict(coverage(statements)) == {"statements": 4, "judged": 1, "not_testable": 0, "not_run": 2,
                                           "inconsistent": 1}
     assert dict(coverage([])) == {"statements": 0, **{s: 0 for s in STATUSES}}
+
+
+def test_a_statements_status_follows_its_claims_runs():
+    """A ``not_run`` statement whose claims are decided from committed runs in every setting they
+    declare must be marked ``judged``, and a ``judged`` one must not rest on claims that still wait for runs: the
+    counts in the README follow the stores, not a status typed once."""
+    from dpdl_core.verdicts.answer import answer_rows
+
+    claims, _ = answer_rows()
+    waiting = claims["verdict"].eq("inconclusive") & claims["why"].astype(str).str.startswith("not judged")
+    state = {(paper, cid): "waiting" if w.all() else "partly" if w.any() else "decided"
+             for (paper, cid), w in waiting.groupby([claims["paper"], claims["id"]])}
+    problems = []
+    for paper in TEXT_FILES:
+        for s in _statements(paper).STATEMENTS:
+            states = {state.get((paper, c)) for c in s.claims}
+            if s.status == "not_run" and s.claims and states == {"decided"}:
+                problems.append(f"{paper} {s.id}: its claims {s.claims} are decided by committed runs; mark it judged")
+            if s.status == "judged" and states == {"waiting"}:
+                problems.append(f"{paper} {s.id}: judged, but its claims {s.claims} all wait for runs; mark it not_run")
+    assert not problems, "\n".join(problems)
