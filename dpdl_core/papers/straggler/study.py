@@ -25,7 +25,7 @@ __all__ = ["CURVE_FUNCTION", "NOT_JUDGED", "curve_spec", "lemma2_gap", "study", 
 CURVE_FUNCTION = "dpdl_core.papers.straggler.study:token_ring_curve"
 # Seconds per 1,000 hops of 100 runs with batches of 100 on one core. Source:
 # docs/benchmarks.md, "Planner estimates".
-_SECONDS_PER_KILOHOP = 4.0
+_SECONDS_PER_KILOHOP = 9.0
 
 
 def curve_spec(scheme: str, p: float, *, n_runs: int = 100, hops: int = 50_000, eval_every: int = 100,
