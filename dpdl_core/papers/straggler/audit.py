@@ -54,6 +54,8 @@ from ...sim import (
     DataUnavailableError,
     best_k_epsilon_lower_bound,
     best_k_fdp_epsilon_lower_bound,
+    check_choice,
+    check_int,
     draw_inclusion,
     gdp_epsilon,
 )
@@ -102,15 +104,12 @@ class TokenAuditSpec:
     batch_size: int = 100
 
     def __post_init__(self):
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme={self.scheme!r}: expected one of {list(SCHEMES)}")
+        check_choice(self, "scheme", SCHEMES)
         if not 0 <= self.p < 1:
             raise ValueError(f"p={self.p!r} must be in [0, 1)")
         for name, low in (("h_max", 1), ("runs", 2), ("victim", 0), ("observer", 0), ("seed", 0),
                           ("batch_size", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name}={value!r} must be an integer >= {low}")
+            check_int(self, name, low)
         if self.victim == self.observer:
             raise ValueError(f"victim and observer are both node {self.victim}: network DP is about another node")
         if not 0 < self.confidence < 1:
