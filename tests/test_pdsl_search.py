@@ -35,3 +35,18 @@ def test_the_choice_reads_validation_accuracy_among_runs_that_trained():
     chosen = choose(results).set_index("label")
     assert chosen.loc["PDSL", ["reading", "weighting", "gamma"]].tolist() == ["code_base", "average", 0.01]
     assert chosen.loc["DP-CGA", "gamma"] == 0.03 and "MUFFLIATO" not in chosen.index
+
+
+def test_every_search_point_is_a_run_of_the_pdsl_study_last_in_priority():
+    from dpdl_core.papers.pdsl.study import SEARCH_PRIORITY, _as_studied, cells, study
+
+    st = study()
+    by_hash = {r.hash: r for r in st.runs}
+    first = cells()[0]
+    points = [by_hash.get(_as_studied(first, p.config).hash) for p in search_runs()]
+    assert None not in points, "a search point the PDSL study does not run"
+    new = [r for r in points if r.priority == SEARCH_PRIORITY]
+    # the paper's gamma, the gamma cell's and the scan's points are the cells' own runs
+    assert len(new) == 28 and len(points) - len(new) == 12
+    assert SEARCH_PRIORITY > max(r.priority for r in st.runs if r not in new)
+    assert all(r.key.startswith("mnist/fc10/eps0.3/search/") for r in new)

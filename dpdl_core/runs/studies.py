@@ -140,7 +140,8 @@ class StudyRun:
         Lower runs first, across all studies (``study run`` with several papers): 0-1 decide
         DPDL's main claim, 2 the straggler panels, 3-4 DPDL's seed spread and the paper's
         stated settings, 5-6 the PDSL cell and DPDL's CIFAR-10 cell, 7-8 LEASGD and the
-        remaining seeds and controls (decisive runs first).
+        remaining seeds and controls, 9-16 the other cells, the best-faith searches and the
+        statements' runs (decisive runs first).
     work : ExperimentConfig or Job
     estimate_s : float
         Estimated seconds on one core of the 2-core reference machine (for ``plan``).

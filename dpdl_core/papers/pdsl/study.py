@@ -114,6 +114,9 @@ GAMMA_SCAN = (0.01, 0.1)
 # with the paper's noise (docs/results_log.md, "PDSL"); no γ of the scan reached the
 # paper's accuracy for it.
 GAMMA_CELL = 0.01
+# The best-faith search's runs (search.py): last, after every cell (21 new PDSL runs of hours
+# each on a CPU: a GPU's work), and their label's mark.
+SEARCH_PRIORITY, SEARCH = 16, " (search)"
 _SHORT = {"fully_connected": "fc", "bipartite": "bipartite", "ring": "ring"}
 
 
@@ -267,6 +270,43 @@ def _estimate(cell: Cell, cfg) -> float:
     return cfg.rounds * per_round
 
 
+def _as_studied(cell: Cell, cfg):
+    """``cfg`` as the study runs it in ``cell``: the faster strategies (how, never what: a run
+    stored with the slower ones counts as its twin), and PDSL with batch clipping run on past
+    a divergence."""
+    cfg = cfg.replace(eval_strategy="per_model")
+    pdsl = cfg.algorithm == "pdsl"
+    if cell.dataset == "cifar10" and not pdsl:  # the per-model per-sample kernel
+        cfg = cfg.replace(per_sample_strategy="per_model")
+    if pdsl and cfg.algo["clipping"] == "batch":
+        # PDSL as written (and its controls) diverged in the first cell; run it on to the last
+        # round so that its accuracy there is measured, not read where it stopped.
+        fast = dict(_FAST[cell.dataset])
+        cfg = cfg.replace(stop_on_divergence=False, batch_grad_strategy=fast.pop("batch_grad_strategy"),
+                          algo={**cfg.algo, **fast})
+    return cfg
+
+
+def _search(declared: list[StudyRun], validation_samples: int, profile: str) -> list[StudyRun]:
+    """The best-faith search's runs (:mod:`.search`, declared before any of them is read),
+    last in priority, run as the study runs the first cell; a point the cells already run
+    (the paper's γ, the γ cell's and the γ scan's) is that run, not a second one."""
+    from .search import search_runs
+
+    first, hashes = cells(profile)[0], {r.hash for r in declared}
+    out = []
+    for point in search_runs(profile):
+        cfg = _as_studied(first, point.config.replace(validation_samples=validation_samples))
+        if cfg.hash in hashes:
+            continue
+        label = point.label if point.label != "PDSL" else f"PDSL {point.reading} {point.weighting}"
+        out.append(StudyRun(point.key, "PDSL's best-faith search (search.py): which reading and gamma train?",
+                            SEARCH_PRIORITY, cfg, _estimate(first, cfg),
+                            {"label": f"{label} gamma={point.gamma:g}{SEARCH}", "seed": 0,
+                             "cell": f"{first.name}/search"}))
+    return out
+
+
 def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "paper") -> Study:
     """The cells' runs; ``validation_samples`` is |Q| (2,000 in the paper); ``profile`` the
     scale (the study is the ``paper`` profile's; a smaller one serves the tests)."""
@@ -276,17 +316,8 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "pape
         first = cell.priority == 5
         # Seed 0 of every curve first (the cell's row), then the baselines' other seeds.
         for r in sorted(cell_runs(cell, validation_samples, profile), key=lambda r: r.config.seed != 0):
-            # The faster test-set evaluation; a run stored with the vmap one counts as its twin.
-            cfg = r.config.replace(eval_strategy="per_model")
+            cfg = _as_studied(cell, r.config)
             pdsl = cfg.algorithm == "pdsl"
-            if cell.dataset == "cifar10" and not pdsl:  # the per-model per-sample kernel (likewise)
-                cfg = cfg.replace(per_sample_strategy="per_model")
-            if pdsl and cfg.algo["clipping"] == "batch":
-                # PDSL as written (and its controls) diverged in the first cell; run it on to
-                # the last round so that its accuracy there is measured, not read where it stopped.
-                fast = dict(_FAST[cell.dataset])
-                cfg = cfg.replace(stop_on_divergence=False, batch_grad_strategy=fast.pop("batch_grad_strategy"),
-                                  algo={**cfg.algo, **fast})
             if r.label in (SIGMA0, EQUAL_EPS, UNIFORM):
                 purpose, prio = "beyond the paper: what limits PDSL as written", 8
             elif _is_control(r.label):
@@ -304,6 +335,7 @@ def study(validation_samples: int = CPU_VALIDATION_SAMPLES, profile: str = "pape
             seed = f"/seed{cfg.seed}" if cfg.seed else ""
             runs.append(StudyRun(f"{cell.name}/{tag}/{r.label}{seed}", purpose, prio, cfg, _estimate(cell, cfg),
                                  {"label": r.label, "seed": cfg.seed, "cell": cell.name}))
+    runs += _search(runs, validation_samples, profile)
     return Study(paper="pdsl", title=f"PDSL study (Tables I-II cells, first MNIST FC M = {m}, eps = {EPSILON:g}; "
                                      f"|Q| = {validation_samples})",
                  runs=tuple(runs), order=2,
@@ -334,6 +366,7 @@ def figure(store=None):
         return None
     colour = series_colours(ALGORITHMS)
     words = {c.name: c.words() for c in [*cells(), gamma_cell()]}
+    words[f"{cells()[0].name}/search"] = f"best-faith search (search.py): {cells()[0].words()}"
 
     def style(r) -> dict:
         ls = next((st for mark, st in _VARIANT_STYLES if mark in r.tags["label"]), "-")
