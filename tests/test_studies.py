@@ -1192,3 +1192,34 @@ def test_ctrl_c_stops_a_job_even_in_a_worker_that_inherited_sigint_ignored(tmp_p
     finally:
         signal.signal(signal.SIGINT, previous)
     assert not st.store(tmp_path).has(st.runs[0].work.hash)
+
+
+def test_runs_left_groups_the_missing_runs_by_what_they_decide_first_priority_first():
+    from dpdl_core.verdicts.answer import left_sentence, runs_left
+
+    status = pd.DataFrame([
+        {"key": "a", "purpose": "late question?", "priority": 9, "stored": False, "estimate_s": 3600.0},
+        {"key": "b", "purpose": "early question?", "priority": 2, "stored": False, "estimate_s": 1800.0},
+        {"key": "c", "purpose": "late question?", "priority": 9, "stored": False, "estimate_s": 7200.0},
+        {"key": "d", "purpose": "done question?", "priority": 0, "stored": True, "estimate_s": 60.0},
+    ])
+    left = runs_left(status)
+    assert [(g["purpose"], g["runs"], g["hours"]) for g in left] == [("early question?", 1, 0.5),
+                                                                      ("late question?", 2, 3.0)]
+    assert left_sentence(left).startswith("Runs still to compute: 3, about 4 core-hours, for 2 questions")
+    assert left_sentence(left[1:]) == ("Runs still to compute: 2, about 3 core-hours, for one question: "
+                                       "late question?")
+    assert left_sentence(runs_left(status[status["stored"]])) == ""
+
+
+def test_the_readme_says_what_each_unfinished_study_still_needs():
+    from dpdl_core.runs.studies import load_study
+
+    readme = (ROOT / "README.md").read_text()
+    for paper in PAPERS:
+        st = load_study(paper).status()
+        if st["stored"].all():
+            continue
+        paragraph = next(p for p in readme.split("\n\n") if p.startswith(f"**{paper.upper()}")
+                         or p.lower().startswith(f"**{paper}"))
+        assert f"Runs still to compute: {int((~st['stored']).sum())}," in paragraph, paper

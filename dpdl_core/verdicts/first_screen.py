@@ -119,7 +119,8 @@ def _sentence(title: str, counts: dict[str, int], apart: int) -> str:
 
 
 def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFrame, titles: dict[str, str],
-                 privacy: dict[str, str], coverage: dict[str, dict], left_out: frozenset = frozenset()) -> str:
+                 privacy: dict[str, str], coverage: dict[str, dict], left_out: frozenset = frozenset(),
+                 left: dict[str, str] | None = None) -> str:
     """The README's answer block.
 
     Parameters
@@ -136,7 +137,10 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFra
         Per paper: :func:`~dpdl_core.verdicts.statements.coverage` of its result statements.
     left_out : set of (paper, id)
         Claims a study leaves out (with its reason, listed by the caller): not in the table.
+    left : dict, optional
+        Per paper: its line on the runs still to compute ("" for none).
     """
+    left = left or {}
     keep = [(p, i) not in left_out for p, i in zip(every["paper"], every["id"])]
     own = every[(every["kind"] == "paper").to_numpy() & ~every["by_construction"].astype(bool).to_numpy()
                 & np.array(keep, dtype=bool)]
@@ -165,6 +169,8 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame, every: pd.DataFra
                         f"{cov['inconsistent']} at odds with the paper's own tables.")
         if privacy.get(paper):
             head.append(privacy[paper])
+        if left.get(paper):
+            head.append(left[paper])
         sentences.append(" ".join(head))
         sections.append("\n".join([f"### {paper}", "", *lines]))
     done = {p.paper: f"{p.stored}/{p.runs}" for p in progress.itertuples()}
