@@ -4,10 +4,11 @@ trained."""
 import pandas as pd
 
 from dpdl_core.papers.pdsl.search import GAMMAS, READINGS, WEIGHTINGS, choose, search_runs
+from dpdl_core.papers.pdsl.study import search_base
 
 
 def test_every_method_gets_the_same_gamma_grid_and_pdsl_every_reading():
-    runs = search_runs()
+    runs = search_runs(search_base())
     by_label = {}
     for r in runs:
         by_label.setdefault(r.label, set()).add((r.reading, r.weighting, r.gamma))
@@ -43,7 +44,7 @@ def test_every_search_point_is_a_run_of_the_pdsl_study_last_in_priority():
     st = study()
     by_hash = {r.hash: r for r in st.runs}
     first = cells()[0]
-    points = [by_hash.get(_as_studied(first, p.config).hash) for p in search_runs()]
+    points = [by_hash.get(_as_studied(first, p.config).hash) for p in search_runs(search_base())]
     assert None not in points, "a search point the PDSL study does not run"
     new = [r for r in points if r.priority == SEARCH_PRIORITY]
     # the paper's gamma, the gamma cell's and the scan's points are the cells' own runs

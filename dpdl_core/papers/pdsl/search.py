@@ -30,6 +30,7 @@ Cost on one CPU core at the first cell: about 2.2 h a PDSL run and 0.2-1 h a bas
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -64,13 +65,9 @@ class SearchRun:
         return f"mnist/fc10/eps0.3/search/{self.label}/{self.reading}{weighting}/gamma{self.gamma:g}"
 
 
-def search_runs(profile: str = "paper") -> list[SearchRun]:
-    """Every run of the search, seed 0 of the study's first cell at ``profile``'s scale."""
-    from .study import BASELINES, cell_runs, cells
-
-    first = cells(profile)[0]
-    base = {r.label: r.config for r in cell_runs(first, profile=profile)
-            if r.config.seed == 0 and (r.label == "PDSL" or r.label in BASELINES)}
+def search_runs(base: Mapping[str, object]) -> list[SearchRun]:
+    """Every run of the search from ``base``, the seed-0 config of PDSL and of each baseline in
+    the study's first cell by label (:func:`.study.search_base`)."""
     out = []
     for gamma in GAMMAS:
         for reading, change in READINGS.items():
@@ -80,7 +77,7 @@ def search_runs(profile: str = "paper") -> list[SearchRun]:
                 out.append(SearchRun("PDSL", reading, weighting, gamma,
                                      cfg.replace(lr=gamma, algo=algo,
                                                  **{k: v for k, v in change.items() if k != "algo"})))
-        for label in BASELINES:
+        for label in (label for label in base if label != "PDSL"):
             out.append(SearchRun(label, "paper", "", gamma, base[label].replace(lr=gamma)))
     return out
 

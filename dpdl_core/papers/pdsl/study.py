@@ -67,8 +67,8 @@ from .figures import (
     load_runs,
 )
 
-__all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "claims", "gamma_cell", "study", "table",
-           "text_claims"]
+__all__ = ["CPU_VALIDATION_SAMPLES", "Cell", "answer", "cell_runs", "cells", "claims", "gamma_cell", "search_base",
+           "study", "table", "text_claims"]
 
 CPU_VALIDATION_SAMPLES = 500
 EPSILON = 0.3
@@ -287,6 +287,14 @@ def _as_studied(cell: Cell, cfg):
     return cfg
 
 
+def search_base(profile: str = "paper") -> dict:
+    """The seed-0 config of PDSL and of each baseline in the first cell at ``profile``'s scale,
+    by label: what the best-faith search (:func:`.search.search_runs`) varies."""
+    first = cells(profile)[0]
+    return {r.label: r.config for r in cell_runs(first, profile=profile)
+            if r.config.seed == 0 and (r.label == "PDSL" or r.label in BASELINES)}
+
+
 def _search(declared: list[StudyRun], validation_samples: int, profile: str) -> list[StudyRun]:
     """The best-faith search's runs (:mod:`.search`, declared before any of them is read),
     last in priority, run as the study runs the first cell; a point the cells already run
@@ -295,7 +303,7 @@ def _search(declared: list[StudyRun], validation_samples: int, profile: str) -> 
 
     first, hashes = cells(profile)[0], {r.hash for r in declared}
     out = []
-    for point in search_runs(profile):
+    for point in search_runs(search_base(profile)):
         cfg = _as_studied(first, point.config.replace(validation_samples=validation_samples))
         if cfg.hash in hashes:
             continue
