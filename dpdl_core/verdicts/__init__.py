@@ -24,6 +24,7 @@ _PUBLIC = {
     "margin_note": "claims",
     "paired_margin": "claims",
     "parts_margin": "claims",
+    "seed_mean": "claims",
     "spread_z": "claims",
     "worst_calibration": "claims",
     "Output": "outputs",

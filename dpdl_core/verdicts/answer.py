@@ -149,10 +149,17 @@ def answer_rows(papers: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataF
     frame = pd.concat([c for c in claims if not c.empty], ignore_index=True) if any(
         not c.empty for c in claims) else pd.DataFrame(columns=COLUMNS)
     frame = frame.reindex(columns=COLUMNS)
-    frame[["calibration", "calibration_note"]] = frame[["calibration", "calibration_note"]].fillna("")
+    _blank_calibration(frame)
     progress = pd.DataFrame(progress)
     progress["privacy"] = [privacy_line(study, store) for study, store in zip(studies, stores)]
     return frame, progress
+
+
+def _blank_calibration(frame: pd.DataFrame) -> None:
+    """Fill the calibration columns' gaps with "" in place; cast first, since a column of only
+    gaps is float64, where pandas deprecates a string fill."""
+    cols = ["calibration", "calibration_note"]
+    frame[cols] = frame[cols].astype(object).fillna("")
 
 
 def privacy_line(study, store) -> str:
@@ -279,7 +286,7 @@ def readme_block(claims: pd.DataFrame, progress: pd.DataFrame) -> str:
             privacy[paper] = " ".join(filter(None, [privacy.get(paper), (
                 f"{stated} ε ≥ {r.audited_min:.2f} at 95% confidence, so the stated ε is {r.stated}.")]))
     claims = claims.reindex(columns=COLUMNS)
-    claims[["calibration", "calibration_note"]] = claims[["calibration", "calibration_note"]].fillna("")
+    _blank_calibration(claims)
     every = paper_claims()
     out = [r for r in every.itertuples() if r.id in _not_judged(r.paper)]
     left = "; ".join(f"{r.paper} {r.id} ({_not_judged(r.paper)[r.id]})" for r in out)

@@ -242,12 +242,22 @@ def paired_margin(a: Mapping[int, float], b: Mapping[int, float], tolerance: flo
     return float(tolerance + z * d.std(ddof=1) / math.sqrt(len(d)))
 
 
+def seed_mean(values: Mapping[int, float]) -> float:
+    """The mean of seed → value; NaN (unmeasured) when no seed ran."""
+    return float(np.mean(list(values.values()))) if values else math.nan
+
+
+def mean_difference(a: Sequence[float], b: Sequence[float]) -> float:
+    """mean(a) − mean(b); NaN (unmeasured) when a side has no values."""
+    return float(np.mean(a) - np.mean(b)) if len(a) and len(b) else math.nan
+
+
 def effect_interval(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[float, float]:
     """Our effect mean(a) − mean(b) over seeds and the half-width of its two-sided
     :data:`COVERAGE` interval: of the per-seed differences where both sides ran the same
     seeds (≥ 2, :func:`paired_margin`), else of two independent means
     (:func:`difference_margin`; 0 with one seed on both sides)."""
-    diff = float(np.mean(list(a.values())) - np.mean(list(b.values())))
+    diff = mean_difference(list(a.values()), list(b.values()))
     half = paired_margin(a, b)
     return diff, half if half is not None else difference_margin(list(a.values()), list(b.values()))
 
@@ -401,8 +411,8 @@ class Comparison:
     def between(cls, label: str, a: Sequence[float], b: Sequence[float], tolerance: float = 0.0,
                 strict: bool = False, *, paper: float = math.nan, unit: str = "") -> Comparison:
         """"mean(a) ≥ mean(b)" over the seed values ``a`` and ``b`` (see :func:`difference_margin`);
-        ``paper``: the paper's mean(a) − mean(b)."""
-        return cls(label, float(np.mean(a) - np.mean(b)), difference_margin(a, b, tolerance), strict,
+        ``paper``: the paper's mean(a) − mean(b); a side with no values leaves it unmeasured (NaN)."""
+        return cls(label, mean_difference(a, b), difference_margin(a, b, tolerance), strict,
                    difference_margin(a, b), paper, unit)
 
     @classmethod

@@ -17,7 +17,16 @@ import numpy as np
 import pandas as pd
 
 from ...sim import display_name
-from ...verdicts import LOSS_REL_TOL, Claim, ClaimSpec, Comparison, margin_from_stats, margin_note, paired_margin
+from ...verdicts import (
+    LOSS_REL_TOL,
+    Claim,
+    ClaimSpec,
+    Comparison,
+    margin_from_stats,
+    margin_note,
+    paired_margin,
+    seed_mean,
+)
 
 __all__ = ["SPECS", "ACCURACY_TOL", "ATTACK_SPECS", "ATTACK_TOL", "CURVE_PAPER", "CURVE_POINTS", "CURVE_SPECS",
            "CURVE_TOLERANCE", "RULES", "SECTIONS",
@@ -265,21 +274,17 @@ def _seeds(means: Means, point: tuple[str, str, float], window: str) -> dict[int
     return {seed: w[window] for seed, w in means[point].items()}
 
 
-def _avg(values: Mapping[int, float]) -> float:
-    return float(np.mean(list(values.values())))
-
-
 def _below(label: str, ours: Mapping[int, float], other: Mapping[int, float], paper: float = np.nan) -> Comparison:
     """``ours`` (seed -> loss) below ``other`` by more than :data:`LOSS_REL_TOL` of the larger
     plus t SE (paired where the seeds are the same)."""
-    return Comparison.paired(label, other, ours, LOSS_REL_TOL * max(_avg(ours), _avg(other)), paper=paper)
+    return Comparison.paired(label, other, ours, LOSS_REL_TOL * max(seed_mean(ours), seed_mean(other)), paper=paper)
 
 
 def _log_ratio(num: Mapping[int, float], den: Mapping[int, float]) -> dict[int, float]:
     """Per seed both ran, log(num / den); where they share no seed, the log ratio of their means."""
     common = sorted(set(num) & set(den))
     return ({s: float(np.log(num[s] / den[s])) for s in common} if common
-            else {min(num): float(np.log(_avg(num) / _avg(den)))})
+            else {min(num): float(np.log(seed_mean(num) / seed_mean(den)))})
 
 
 def _factor_above(label: str, a: Mapping[int, float], b: Mapping[int, float]) -> Comparison:
@@ -292,7 +297,7 @@ def _ring_lowest(m: Means, eps: float) -> tuple[list[Comparison], str]:
     comps = []
     for b in _CURVE_BASELINES:
         o = _seeds(m, (b, "ring", eps), "at_500")
-        comps.append(_below(f"DPDL {_avg(d):.3f} vs {display_name(b)} {_avg(o):.3f}", d, o,
+        comps.append(_below(f"DPDL {seed_mean(d):.3f} vs {display_name(b)} {seed_mean(o):.3f}", d, o,
                             RING_500[b] - RING_500["dpdl"]))
     return comps, _listing(m, "ring", eps, "at_500")
 
@@ -315,9 +320,10 @@ def _denser_faster(m: Means, eps: float) -> tuple[list[Comparison], str]:
     comps = []
     for window in ("speed", "final"):
         bip, fc = (_seeds(m, ("dpdl", g, eps), window) for g in _DENSER)
-        comps.append(_below(f"{window}: fully connected {_avg(fc):.3f} vs bipartite {_avg(bip):.3f}", fc, bip))
-    return comps, "; ".join(f"{w}: DPDL bipartite {_avg(_seeds(m, ('dpdl', 'bipartite', eps), w)):.3f}, fully "
-                            f"connected {_avg(_seeds(m, ('dpdl', 'fully_connected', eps), w)):.3f}"
+        comps.append(_below(f"{window}: fully connected {seed_mean(fc):.3f} vs bipartite {seed_mean(bip):.3f}",
+                            fc, bip))
+    return comps, "; ".join(f"{w}: DPDL bipartite {seed_mean(_seeds(m, ('dpdl', 'bipartite', eps), w)):.3f}, fully "
+                            f"connected {seed_mean(_seeds(m, ('dpdl', 'fully_connected', eps), w)):.3f}"
                             for w in ("speed", "final"))
 
 
@@ -327,7 +333,7 @@ def _advantage(m: Means, eps: float) -> tuple[list[Comparison], str]:
         for b in _CURVE_BASELINES:
             adv = {g: _log_ratio(_seeds(m, (b, g, eps), window), _seeds(m, ("dpdl", g, eps), window))
                    for g in _DENSER}
-            ratio = {g: float(np.exp(_avg(v))) for g, v in adv.items()}
+            ratio = {g: float(np.exp(seed_mean(v))) for g, v in adv.items()}
             comps.append(_factor_above(f"{window}: {display_name(b)}/DPDL {ratio['bipartite']:.2f}x -> "
                                        f"{ratio['fully_connected']:.2f}x", adv["fully_connected"], adv["bipartite"]))
             shown.append(f"{display_name(b)} {ratio['bipartite']:.2f}x -> {ratio['fully_connected']:.2f}x")
@@ -341,26 +347,28 @@ def _small_eps(m: Means, eps: float) -> tuple[list[Comparison], str]:
     lo, hi = eps, 1.0
     d_fast = {e: _seeds(m, ("dpdl", "bipartite", e), "speed") for e in (lo, hi)}
     slow, half = effect_interval(d_fast[lo], d_fast[hi])
-    tol = LOSS_REL_TOL * _avg(d_fast[hi])
+    tol = LOSS_REL_TOL * seed_mean(d_fast[hi])
     # "Still rapidly": the tolerance less DPDL's slowdown (the interval is the slowdown's).
-    comps = [Comparison(f"DPDL's speed eps {hi:g} -> {lo:g}: {_avg(d_fast[hi]):.3f} -> {_avg(d_fast[lo]):.3f}, "
-                        f"the tolerance {tol:.3g} less the slowdown", tol - slow, half, interval=half, effect=slow)]
+    comps = [Comparison(f"DPDL's speed eps {hi:g} -> {lo:g}: {seed_mean(d_fast[hi]):.3f} -> "
+                        f"{seed_mean(d_fast[lo]):.3f}, the tolerance {tol:.3g} less the slowdown",
+                        tol - slow, half, interval=half, effect=slow)]
     level = {(a, e): _seeds(m, (a, "bipartite", e), "final") for a in CURVE_ALGORITHMS for e in (lo, hi)}
     d_loss = _log_ratio(level["dpdl", lo], level["dpdl", hi])
     for b in _CURVE_BASELINES:
-        comps.append(_below(f"eps {lo:g}: DPDL {_avg(level['dpdl', lo]):.3f} vs {display_name(b)} "
-                            f"{_avg(level[b, lo]):.3f}", level["dpdl", lo], level[b, lo]))
+        comps.append(_below(f"eps {lo:g}: DPDL {seed_mean(level['dpdl', lo]):.3f} vs {display_name(b)} "
+                            f"{seed_mean(level[b, lo]):.3f}", level["dpdl", lo], level[b, lo]))
         b_loss = _log_ratio(level[b, lo], level[b, hi])
-        comps.append(_factor_above(f"eps {hi:g} -> {lo:g}: {display_name(b)} x{np.exp(_avg(b_loss)):.2f} vs DPDL "
-                                   f"x{np.exp(_avg(d_loss)):.2f}", b_loss, d_loss))
-    return comps, (f"DPDL speed {_avg(d_fast[hi]):.3f} -> {_avg(d_fast[lo]):.3f}; level eps {hi:g} -> {lo:g}: "
-                   + ", ".join(f"{display_name(a)} {_avg(level[a, hi]):.3f} -> {_avg(level[a, lo]):.3f}"
+        comps.append(_factor_above(f"eps {hi:g} -> {lo:g}: {display_name(b)} x{np.exp(seed_mean(b_loss)):.2f} vs DPDL "
+                                   f"x{np.exp(seed_mean(d_loss)):.2f}", b_loss, d_loss))
+    return comps, (f"DPDL speed {seed_mean(d_fast[hi]):.3f} -> {seed_mean(d_fast[lo]):.3f}; "
+                   f"level eps {hi:g} -> {lo:g}: "
+                   + ", ".join(f"{display_name(a)} {seed_mean(level[a, hi]):.3f} -> {seed_mean(level[a, lo]):.3f}"
                                for a in CURVE_ALGORITHMS))
 
 
 def _ring_fastest(m: Means, eps: float) -> tuple[list[Comparison], str]:
     d = _seeds(m, ("dpdl", "ring", eps), "speed")
-    comps = [_below(f"DPDL {_avg(d):.3f} vs {display_name(b)} {_avg(o):.3f}", d, o)
+    comps = [_below(f"DPDL {seed_mean(d):.3f} vs {display_name(b)} {seed_mean(o):.3f}", d, o)
              for b in _CURVE_BASELINES for o in [_seeds(m, (b, "ring", eps), "speed")]]
     return comps, _listing(m, "ring", eps, "speed")
 
@@ -369,7 +377,7 @@ def _listing(m: Means, graph: str, eps: float, window: str) -> str:
     """Each algorithm's mean of ``window`` at (``graph``, ``eps``) with its number of seeds."""
     head = {"speed": f"mean loss over rounds 1-{HORIZON}", "at_500": f"mean loss over rounds "
             f"{HORIZON - HORIZON // 10 + 1}-{HORIZON}"}[window]
-    return head + ": " + ", ".join(f"{display_name(a)} {_avg(_seeds(m, (a, graph, eps), window)):.3f} "
+    return head + ": " + ", ".join(f"{display_name(a)} {seed_mean(_seeds(m, (a, graph, eps), window)):.3f} "
                                    f"({len(m[a, graph, eps])} seed{'s' * (len(m[a, graph, eps]) > 1)})"
                                    for a in CURVE_ALGORITHMS)
 

@@ -693,7 +693,7 @@ def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
     """Figure 1's loss statements on DPDL (MNIST, bipartite, N = 10, the code's eta and C,
     paper noise): the mean training loss over the last tenth of the rounds, per seed, at eps
     0.25, 0.5 and 1, once each point has :data:`MIN_PAIR_SEEDS` seeds."""
-    from ...verdicts import LOSS_REL_TOL, Comparison, difference_margin, paired_margin, worst_calibration
+    from ...verdicts import LOSS_REL_TOL, Comparison, difference_margin, paired_margin, seed_mean, worst_calibration
     from .claims import LOSS_SPECS
 
     end: dict[float, dict[int, float]] = {}
@@ -707,7 +707,7 @@ def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
         end.setdefault(float(t["epsilon"]), {})[int(t["seed"])] = float(loss.iloc[-max(1, len(loss) // 10):].mean())
     if not all(len(end.get(e, {})) >= MIN_PAIR_SEEDS for e in (0.25, 0.5, 1.0)):
         return []
-    mean = {e: float(np.mean(list(v.values()))) for e, v in end.items()}
+    mean = {e: seed_mean(v) for e, v in end.items()}
 
     def spread(a, b) -> float:
         m = paired_margin(a, b)

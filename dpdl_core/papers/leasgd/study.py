@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pandas as pd
 
 from ...runs import Study, StudyRun
-from ...verdicts import answer_frame
+from ...verdicts import answer_frame, seed_mean
 from .claims import CLAIMED_SAVING, tab01_claims
 from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure, tab01_analysis
 from .presets import ALGORITHMS
@@ -250,8 +249,8 @@ def _nonprivate_accuracy_claim(store, profile: str) -> list:
     a = {int(k): 100 * v for k, v in acc.loc["leasgd"].xs(last, level="round").items()}
     b = {int(k): 100 * v for k, v in acc.loc["dp_dpsgd"].xs(at, level="round").items()}
     tol = 100 * Tab01Settings.from_profile(profile).accuracy_tol
-    comp = Comparison.paired(f"LEASGD {np.mean(list(a.values())):.2f}% at iteration {last:,} vs D-PSGD "
-                             f"{np.mean(list(b.values())):.2f}% at {at:,} ({budget:,.0f} vs "
+    comp = Comparison.paired(f"LEASGD {seed_mean(a):.2f}% at iteration {last:,} vs D-PSGD "
+                             f"{seed_mean(b):.2f}% at {at:,} ({budget:,.0f} vs "
                              f"{sent.loc[('dp_dpsgd', at)]:,.0f} vectors)", a, b, tol)
     c = INTRO_SPECS["intro.nonprivate_accuracy"].judge([comp], margin_note(f"{tol:g} pp", [len(a), len(b)],
                                                                           paired=set(a) == set(b)),
@@ -259,7 +258,7 @@ def _nonprivate_accuracy_claim(store, profile: str) -> list:
     p = ALGORITHMS["leasgd"][1]["leaders_per_follower"]
     setting = (f"{label}, non-private, m = {s.n_agents}, p = {p} leaders per follower (the spec's), "
                f"{s.rounds:,} iterations, B = {s.batch_size}, {_seeds([len(a)])}")
-    ours = (f"LEASGD {np.mean(list(a.values())):.2f}% vs D-PSGD {np.mean(list(b.values())):.2f}% at "
+    ours = (f"LEASGD {seed_mean(a):.2f}% vs D-PSGD {seed_mean(b):.2f}% at "
             f"{budget:,.0f} vectors ({effect_note(a, b, float('nan'))})")
     return [_with(c, setting, "LEASGD more accurate at the same communication cost (no number)", ours).calibrated(
         "no paper number", "the paper states it in words; Figure 2 draws training loss only")]

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ...runs import Study, StudyRun
-from ...verdicts import Comparison, answer_frame, margin_from_stats
+from ...verdicts import Comparison, answer_frame, margin_from_stats, seed_mean
 from .claims import (
     ACCURACY_TOL,
     BASELINES,
@@ -869,7 +869,7 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         """The paper's number inside our 95% interval widened by ``tol``: of ours/other
         (``ratio``, other one value) or ours − other."""
         if ratio:
-            den = float(np.mean(list(other.values())))
+            den = seed_mean(other)
             diff, half = effect_interval({s: v / den for s, v in ours.items()}, {0: 0.0})
         else:
             diff, half = effect_interval(ours, other)
@@ -963,8 +963,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         comps = [cmp_inside(b, r, seeds(sel(*panel, b), "final"), p, 0.05 if r * 10 == round(r * 10) else 0.005,
                             ratio=True) for b, r in printed.items() if len(sel(*panel, b))]
         add(cid, [panel], comps, ", ".join(f"{b} {r:g}x" for b, r in printed.items()),
-            ", ".join(f"{b} {sel(*panel, b)['final'].mean() / np.mean(list(p.values())):.2g}x" for b in printed
-                      if len(sel(*panel, b))) + f" (PDSL's final loss {np.mean(list(p.values())):.3g})",
+            ", ".join(f"{b} {sel(*panel, b)['final'].mean() / seed_mean(p):.2g}x" for b in printed
+                      if len(sel(*panel, b))) + f" (PDSL's final loss {seed_mean(p):.3g})",
             "the paper's ratio inside our 95% interval (t over the baseline's seeds) widened by half its print unit")
     # s22: every baseline's loss grows beyond the 25% band from M = 10 to 20
     comps = []
@@ -972,8 +972,8 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
         a10, a20 = seeds(sel(*fc10, b), "final"), seeds(sel(*fc20, b), "final")
         if a10 and a20:
             diff, half = effect_interval(a20, a10)
-            comps.append(Comparison(f"{b} {np.mean(list(a10.values())):.3g} -> {np.mean(list(a20.values())):.3g}",
-                                    diff - STABLE_REL * np.mean(list(a10.values())), half, interval=half,
+            comps.append(Comparison(f"{b} {seed_mean(a10):.3g} -> {seed_mean(a20):.3g}",
+                                    diff - STABLE_REL * seed_mean(a10), half, interval=half,
                                     effect=diff))
     add("fig01.baselines_loss_grows_with_m", [fc10, fc20], comps, "a significant increase (curves)",
         "; ".join(c.label for c in comps), f"the {STABLE_REL:.0%} band of fig01.stable_in_m + t SE over seeds")
@@ -983,7 +983,7 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     for b in BASELINES:
         if len(sel(*fc20, b)) and p20:
             r, half = effect_interval(
-                {s: v / np.mean(list(p20.values())) for s, v in seeds(sel(*fc20, b), "final").items()}, {0: 0.0})
+                {s: v / seed_mean(p20) for s, v in seeds(sel(*fc20, b), "final").items()}, {0: 0.0})
             comps.append(Comparison(f"{b} {r:.2g}x", min(r - 6, 15 - r), 0.5 + half, interval=half, effect=r,
                                     unit="x", level=True))
     add("fig01.m20_ratios_6_to_15", [fc20], comps, "6-15x", ", ".join(c.label for c in comps),
@@ -1006,9 +1006,9 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     comps = []
     if nf_loss and p_loss:
         diff, half = effect_interval(nf_loss, p_loss)
-        band = LOSS_REL_TOL * max(np.mean(list(nf_loss.values())), np.mean(list(p_loss.values())))
-        comps.append(Comparison(f"final loss DP-NETFLEET {np.mean(list(nf_loss.values())):.3g} vs PDSL "
-                                f"{np.mean(list(p_loss.values())):.3g}", band - abs(diff), half, interval=half,
+        band = LOSS_REL_TOL * max(seed_mean(nf_loss), seed_mean(p_loss))
+        comps.append(Comparison(f"final loss DP-NETFLEET {seed_mean(nf_loss):.3g} vs PDSL "
+                                f"{seed_mean(p_loss):.3g}", band - abs(diff), half, interval=half,
                                 effect=diff))
         diff, half = effect_interval(seeds(sel(*ring, "DP-NETFLEET"), "conv"), seeds(sel(*ring, "PDSL"), "conv"))
         comps.append(Comparison(f"convergence round DP-NETFLEET {rnd(sel(*ring, 'DP-NETFLEET'))} vs PDSL "
@@ -1020,12 +1020,12 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     nf_loss, p_loss = seeds(sel(*cifar, "DP-NETFLEET"), "final"), seeds(sel(*cifar, "PDSL"), "final")
     if nf_loss and p_loss:
         diff, half = effect_interval(p_loss, nf_loss)
-        band = LOSS_REL_TOL * max(np.mean(list(nf_loss.values())), np.mean(list(p_loss.values())))
+        band = LOSS_REL_TOL * max(seed_mean(nf_loss), seed_mean(p_loss))
         add("fig04.similar_to_netfleet", [cifar], [Comparison(
-            f"PDSL {np.mean(list(p_loss.values())):.3g} vs DP-NETFLEET {np.mean(list(nf_loss.values())):.3g}",
+            f"PDSL {seed_mean(p_loss):.3g} vs DP-NETFLEET {seed_mean(nf_loss):.3g}",
             band - abs(diff), half, interval=half, effect=diff)], "similar losses (curves)",
-            f"final loss PDSL {np.mean(list(p_loss.values())):.3g} "
-            f"vs DP-NETFLEET {np.mean(list(nf_loss.values())):.3g}",
+            f"final loss PDSL {seed_mean(p_loss):.3g} "
+            f"vs DP-NETFLEET {seed_mean(nf_loss):.3g}",
             f"{LOSS_REL_TOL:.0%} of the larger loss + t SE over seeds")
 
     # s30, s47: PDSL's accuracy as printed; s48: its gains
@@ -1051,7 +1051,7 @@ def text_claims(store=None, profile: str = "paper", validation_samples: int = CP
     comps = [cmp_inside(f"over {b}", g, p, seeds(sel(*cifar, b), "acc"), ACCURACY_TOL) for b, g in gains.items()
              if len(sel(*cifar, b)) and p]
     add("tab02.gains_eps1_m10", [cifar], comps, ", ".join(f"+{g:g} pp over {b}" for b, g in gains.items()),
-        ", ".join(f"{np.mean(list(p.values())) - sel(*cifar, b)['acc'].mean():+.1f} pp over {b}" for b in gains
+        ", ".join(f"{seed_mean(p) - sel(*cifar, b)['acc'].mean():+.1f} pp over {b}" for b in gains
                   if len(sel(*cifar, b))),
         f"the paper's gain inside our 95% interval (t over the baseline's seeds) widened by {ACCURACY_TOL:g} pp")
     return out

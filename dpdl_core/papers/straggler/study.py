@@ -231,7 +231,7 @@ def _stored_curve_claims(runs: dict, s: Study, data_label: str) -> list:
     :data:`~.claims.LONG_RUN_FRACTION` of the hops, paired by run index)."""
     import math
 
-    from ...verdicts import SPREAD_Z, Comparison, deciding, margin_note
+    from ...verdicts import SPREAD_Z, Comparison, deciding, margin_note, seed_mean
     from .claims import LONG_RUN_FRACTION, SPECS, lower_scope
 
     comps, aside = [], []
@@ -260,8 +260,8 @@ def _stored_curve_claims(runs: dict, s: Study, data_label: str) -> list:
             raise ValueError(f"the p={p:g} curves are evaluated at different hops")
         last = rand.hops >= rand.hops.max() * (1 - LONG_RUN_FRACTION)
         a, b = (dict(enumerate(100 * c.accuracy[last].mean(axis=0))) for c in (rand, ring))
-        comps.append(Comparison.paired(f"p={p:g}: SS-Rand-Ring {np.mean(list(a.values())):.2f}% vs SS-Ring "
-                                       f"{np.mean(list(b.values())):.2f}%", a, b, unit=" pp"))
+        comps.append(Comparison.paired(f"p={p:g}: SS-Rand-Ring {seed_mean(a):.2f}% vs SS-Ring "
+                                       f"{seed_mean(b):.2f}%", a, b, unit=" pp"))
     long_run = lower_scope(SPECS["rand_ring_long_run_convergence"], data_label).judge(
         comps, margin_note("0 pp", [n_runs], paired=True))
     held = sum(c.verdict == "holds" for c in comps)
