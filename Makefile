@@ -44,7 +44,7 @@ lint: $(STAMP) ## Lint the package, tests, benchmarks and notebooks with ruff (p
 	$(PY) -m ruff check .
 
 pytest: $(STAMP) ## Unit, oracle and statistical tests only
-	DPDL_PROGRESS=0 $(PY) -m pytest tests
+	DPDL_PROGRESS=0 $(PY) -m pytest --durations=15 tests
 
 nbval: $(STAMP) ## Execute every notebook (smoke profile) with nbval; cells assert their results
 	DPDL_PROGRESS=0 DPDL_PROFILE=smoke DPDL_RESULTS_DIR=$(CURDIR)/build/smoke-results DPDL_FIGURES_DIR=$(CURDIR)/build/smoke-figures $(PY) -m pytest --nbval-lax \

@@ -246,7 +246,7 @@ def test_first_rounds_of_a_committed_run_replay(paper, monkeypatch):
     kernels use the instruction set the run was made with (its ``machine`` and
     ``cpu_capability``), to REPLAY_RTOL on another CPU, and to 1e-4 for a run made on a GPU.
     (The model counts too: an AMD EPYC and an Intel Xeon, both AVX-512, differ in the last
-    bit of 5 of 22 losses after two rounds, measured in session 12.)"""
+    bit of 5 of 22 losses after two rounds; docs/results_log.md has the measurement.)"""
     import torch
 
     from dpdl_core.runs.provenance import machine
