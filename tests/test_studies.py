@@ -757,6 +757,23 @@ def test_dpdl_study_checks_the_papers_value_under_paper_noise_only():
     assert check.kind == "check" and check.where == "§VI-C1, Table I" and check.verdict == "holds"
 
 
+def test_the_authors_released_mechanism_is_checked_against_the_paper_with_the_epsilon_it_buys():
+    """A run of the authors' variant (micro-batch clipping) has no paper number in ``table()``,
+    yet it is the run meant to give the paper's: a check row compares it with the paper's
+    DPDL, is never a "best" claim, and names the accountant ε of what ran."""
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    setting = "authors_variant/authors_config"
+    for acc, verdict in (([74.0], "fails"), ([64.3], "holds")):
+        tab = _dpdl_tab("cifar10", "paper_noise", {"dpdl": acc}, setting=setting).assign(
+            **{"paper (%)": np.nan, "paper std": np.nan, "accountant eps": 3.9e8})
+        (check,) = dpdl.claims(tab)
+        assert check.id == "Table II.authors_variant_value" and check.kind == "check"
+        assert check.verdict == verdict and "accountant ε 3.9e+08 at nominal 4" in check.evidence["why"]
+        assert check.evidence["paper"] == "64.0 +- 0.7"
+        assert check.calibration == ("calibrated" if verdict == "holds" else "not calibrated")
+
+
 def test_dpdl_study_runs_the_cifar10_runner_up_after_every_decisive_mnist_run():
     from dpdl_core.papers.dpdl import study as dpdl
 
