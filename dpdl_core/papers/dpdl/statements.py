@@ -121,12 +121,11 @@ STATEMENTS: tuple[Statement, ...] = (
                     "1,000 rounds: 36 runs, 50.5 core-hours, affordable on a GPU."),
     Statement("s16_b1_small_eps", r"when ϵ\epsilon is decreased from 1.01.0 to 0.250.25, our DPDL algorithm still "
               r"achieves convergence rapidly and smoothly, whereas the convergences of the other four algorithms "
-              r"cannot be ensured.", "§VI-B1, Fig. 1, L449", "robustness", "not_run",
+              r"cannot be ensured.", "§VI-B1, Fig. 1, L449", "robustness", "judged",
               claims=("fig01.small_eps_baselines",),
-              needs="fig01.small_eps_baselines judges N = 10 only. It waits for the four baselines on MNIST "
-                    "bipartite, α_d = 0.25, N = 10, ε ∈ {0.25, 1}, at the code's η, C: 24 runs, 4.7 core-hours, "
-                    "declared in the study at priorities 14-15 (DPDL there is committed). N = 20 and 30, all five "
-                    "algorithms: 60 runs, 57.8 core-hours, affordable on a GPU."),
+              why="Judged at N = 10: MNIST bipartite, α_d = 0.25, ε ∈ {0.25, 1}, the code's η and C, three "
+                  "seeds of every algorithm. N = 20 and 30, all five algorithms: 60 runs, 57.8 core-hours, "
+                  "affordable on a GPU."),
     Statement("s17_b1_eps_may_improve", "increasing the privacy budget (and thereby reducing the noise) may lead to "
               "improved convergence performance.", "§VI-B1, Fig. 1, L449", "trend", "not_testable",
               why="\"May lead to\" is hedged, and the next sentence (\"such gains are not always worthwhile\") is "
