@@ -89,11 +89,11 @@ LOAD_TWINS = {
 # study's CIFAR-10 runs not yet stored (`python -m dpdl_core answer` rewrites them).
 SLOWEST_SEED = {("dpdl", "cifar10/paper_hp/paper_noise/dp_cga/seed0"): ("cifar10/paper_hp/paper_noise/dp_cga/seed1",
                                                                        "cifar10/paper_hp/paper_noise/dp_cga/seed2")}
-# Runs made on a faster CPU model than the one the estimates were measured on: the same work on
-# the other model (the store's `machine`) took more than 1.5x as long, so the estimate, within 2x
-# there, is off by just over 2x here. Each entry names that twin, and the test checks the machines
-# and the gap.
-OTHER_MACHINE = {
+# Runs made on a quiet core (the other core ran one study at a lower priority, and nothing
+# else): the same work, timed elsewhere in the store on a core shared with more, took more than
+# 1.5x as long, and the estimate, within 2x of that twin, is just over 2x from the quiet run.
+# Each entry names that twin, and the test checks the gap.
+QUIET_TWINS = {
     ("dpdl", "mnist/code_hp/paper_noise/eps0.25/dp_cga/seed2"): "mnist/code_hp/paper_noise/eps0.25/dp_cga/seed0",
     ("dpdl", "mnist/code_hp/paper_noise/eps1/dp_cga/seed1"): "mnist/code_hp/paper_noise/eps1/dp_cga/seed0",
     ("dpdl", "mnist/code_hp/paper_noise/eps1/dp_cga/seed2"): "mnist/code_hp/paper_noise/eps1/dp_cga/seed0",
@@ -126,7 +126,7 @@ def test_every_committed_cpu_run_is_within_2x_of_its_estimate(stored_runs):
     cpu = stored_runs[stored_runs["device"] == "cpu"]
     assert len(cpu) >= 150, "the committed studies hold fewer CPU runs than when this test was written"
     off = cpu[(cpu["ratio"] < 0.5) | (cpu["ratio"] > 2)]
-    named = set(LOAD_TWINS) | set(SLOWEST_SEED) | set(OTHER_MACHINE) | RESUMED
+    named = set(LOAD_TWINS) | set(SLOWEST_SEED) | set(QUIET_TWINS) | RESUMED
     assert set(off.index) <= named, f"estimate off by more than 2x: {off[['estimate_s', 'wall_s']]}"
     # The list names no run that is within 2x (it would hide a later regression of its estimate).
     assert set(off.index) == named
@@ -143,10 +143,9 @@ def test_the_runs_named_off_are_so_for_their_stated_reason(stored_runs):
         others = stored_runs.loc[[(paper, k) for k in seeds]]
         assert (others["ratio"].between(0.5, 2)).all()
         assert float(stored_runs.loc[(paper, key), "wall_s"]) > others["wall_s"].astype(float).max()
-    for (paper, key), twin in OTHER_MACHINE.items():
+    for (paper, key), twin in QUIET_TWINS.items():
         run, other = stored_runs.loc[(paper, key)], stored_runs.loc[(paper, twin)]
         assert run["estimate_s"] == pytest.approx(other["estimate_s"], rel=0.01)  # the same work
-        assert run["machine"] != other["machine"]
         assert float(other["wall_s"]) > 1.5 * float(run["wall_s"]) and 0.5 <= other["ratio"] <= 2
     for paper, key in RESUMED:
         assert stored_runs.loc[(paper, key), "kind"] == "job" and stored_runs.loc[(paper, key), "ratio"] > 2
