@@ -89,8 +89,8 @@ LOAD_TWINS = {
 # study's CIFAR-10 runs not yet stored (`python -m dpdl_core answer` rewrites them).
 SLOWEST_SEED = {("dpdl", "cifar10/paper_hp/paper_noise/dp_cga/seed0"): ("cifar10/paper_hp/paper_noise/dp_cga/seed1",
                                                                        "cifar10/paper_hp/paper_noise/dp_cga/seed2")}
-# Runs made on a quiet core (the other core ran one study at a lower priority, and nothing
-# else): the same work, timed elsewhere in the store on a core shared with more, took more than
+# Runs made on a quiet core (beside them, one study at a lower priority, or a test run that
+# started after them): the same work, timed elsewhere in the store on a core shared with more, took more than
 # 1.5x as long, and the estimate, within 2x of that twin, is just over 2x from the quiet run.
 # Each entry names that twin, and the test checks the gap.
 QUIET_TWINS = {
@@ -99,6 +99,7 @@ QUIET_TWINS = {
     ("dpdl", "mnist/code_hp/paper_noise/eps1/dp_cga/seed2"): "mnist/code_hp/paper_noise/eps1/dp_cga/seed0",
     ("dpdl", "mnist/code_hp/paper_noise/ring/eps1/dpdl/seed0"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
     ("dpdl", "mnist/code_hp/paper_noise/ring/eps1/dp_cga/seed0"): "mnist/code_hp/paper_noise/ring/eps0.25/dp_cga/seed0",
+    ("dpdl", "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed1"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
 }
 # A job resumed from its kept partial work records the wall time of its last sitting only:
 # the CIFAR-10 attack cell's two trainings (168 core-minutes) were kept from earlier sittings
