@@ -100,6 +100,7 @@ QUIET_TWINS = {
     ("dpdl", "mnist/code_hp/paper_noise/ring/eps1/dpdl/seed0"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
     ("dpdl", "mnist/code_hp/paper_noise/ring/eps1/dp_cga/seed0"): "mnist/code_hp/paper_noise/ring/eps0.25/dp_cga/seed0",
     ("dpdl", "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed1"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
+    ("dpdl", "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed2"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
 }
 # A job resumed from its kept partial work records the wall time of its last sitting only:
 # the CIFAR-10 attack cell's two trainings (168 core-minutes) were kept from earlier sittings
