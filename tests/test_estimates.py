@@ -68,40 +68,14 @@ def test_the_figures_estimate_counts_each_notebooks_start_up(plan):
 
 # -- the studies' estimates against the committed runs' recorded wall times ------------------
 
-# Runs whose recorded wall time is more than 2x from their estimate, for a reason the store
-# itself shows: the same work, timed elsewhere in the store, took less than half as long (or
-# more than twice as long), so no estimate can be within 2x of both; these are the runs that
-# shared their core with other work. Each entry names that twin, and the test checks the gap.
-LOAD_TWINS = {
-    ("dpdl", "mnist/code_hp/paper_noise/dpdl/seed2"): "mnist/code_hp/paper_noise/dpdl/seed1",
-    ("dpdl", "mnist/paper_hp/paper_noise/dp_dpsgd/seed0"): "mnist/paper_hp/equal_eps/dp_dpsgd/seed0",
-    ("dpdl", "mnist/paper_hp/equal_eps/dpdl/seed0"): "mnist/paper_hp/equal_eps/dpdl/seed2",
-    ("dpdl", "mnist/code_hp/paper_noise/dp_netfleet/seed1"): "mnist/paper_hp/equal_eps/dp_netfleet/seed1",
-    ("dpdl", "mnist/paper_hp/paper_noise/dp_netfleet/seed2"): "mnist/paper_hp/equal_eps/dp_netfleet/seed1",
-    ("dpdl", "cifar10/paper_hp/paper_noise/dp_netfleet/seed0"): "cifar10/paper_hp/paper_noise/dp_netfleet/seed1",
-    # DP-DPSGD computes one gradient per agent, whatever the graph: the two are the same work.
-    ("dpdl", "cifar10/paper_hp/paper_noise/dp_dpsgd/seed0"): "cifar10/paper_hp/paper_noise/ring/dp_dpsgd/seed0",
-    ("dpdl", "cifar10/paper_hp/paper_noise/ring/dp_dpsgd/seed0"): "cifar10/paper_hp/paper_noise/dp_dpsgd/seed0",
-}
-# The slowest of three seeds of the same work, their spread under 2x: 4,747 s against 2,744
-# and 3,527 s. The estimate (2,075 s) is within 2x of the other two; 3.5 s a round instead of
-# 2.75 would hold all three, at the price of the hours left that docs/answer.md states for the
-# study's CIFAR-10 runs not yet stored (`python -m dpdl_core answer` rewrites them).
-SLOWEST_SEED = {("dpdl", "cifar10/paper_hp/paper_noise/dp_cga/seed0"): ("cifar10/paper_hp/paper_noise/dp_cga/seed1",
-                                                                       "cifar10/paper_hp/paper_noise/dp_cga/seed2")}
-# Runs made on a quiet core (beside them, one study at a lower priority, or a test run that
-# started after them): the same work, timed elsewhere in the store on a core shared with more, took more than
-# 1.5x as long, and the estimate, within 2x of that twin, is just over 2x from the quiet run.
-# Each entry names that twin, and the test checks the gap.
-QUIET_TWINS = {
-    ("dpdl", "mnist/code_hp/paper_noise/eps0.25/dp_cga/seed2"): "mnist/code_hp/paper_noise/eps0.25/dp_cga/seed0",
-    ("dpdl", "mnist/code_hp/paper_noise/eps1/dp_cga/seed1"): "mnist/code_hp/paper_noise/eps1/dp_cga/seed0",
-    ("dpdl", "mnist/code_hp/paper_noise/eps1/dp_cga/seed2"): "mnist/code_hp/paper_noise/eps1/dp_cga/seed0",
-    ("dpdl", "mnist/code_hp/paper_noise/ring/eps1/dpdl/seed0"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
-    ("dpdl", "mnist/code_hp/paper_noise/ring/eps1/dp_cga/seed0"): "mnist/code_hp/paper_noise/ring/eps0.25/dp_cga/seed0",
-    ("dpdl", "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed1"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
-    ("dpdl", "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed2"): "mnist/code_hp/paper_noise/ring/eps0.25/dpdl/seed0",
-}
+# The same work runs at different paces on a core that holds only it and on one shared with
+# other work: the store holds MNIST runs of one estimate timed 4.3x apart (DP-CGA: 600 s
+# beside a low-priority study, 2,589 s beside a test suite), so no estimate is within 2x of
+# every run. A run outside 2x is accepted when the store itself shows why: the same work (same
+# study, dataset, kind and estimate), timed at least 1.5x nearer the estimate and within 2x of
+# it (or past it, on the other side). A wrong estimate has no such twin: every run of its work
+# is off on the same side.
+TWIN_GAP = 1.5
 # A job resumed from its kept partial work records the wall time of its last sitting only:
 # the CIFAR-10 attack cell's two trainings (168 core-minutes) were kept from earlier sittings
 # and the last one ran the inversion (28 minutes); 196 minutes in all against the estimate's 210.
@@ -110,7 +84,10 @@ RESUMED = {("dpdl", "cifar10/attack/bipartite_n10")}
 
 @pytest.fixture(scope="module")
 def stored_runs():
-    """Every committed study run: paper, key, estimate, recorded wall time and device."""
+    """Every committed CPU study run: paper, key, kind, estimate, recorded wall time and ratio.
+
+    The estimates are seconds on one CPU core; a run made on a GPU (device cuda) took 3-190x
+    less (its wall time says nothing of a core's pace), so those are left out."""
     import pandas as pd
 
     from dpdl_core.runs.studies import load_study, study_papers
@@ -118,37 +95,46 @@ def stored_runs():
     frames = []
     for paper in study_papers():
         status = load_study(paper).status()
-        frames.append(status[status["stored"]].assign(paper=paper))
+        frames.append(status[status["stored"] & (status["device"] == "cpu")].assign(paper=paper))
     runs = pd.concat(frames, ignore_index=True)
-    return runs.assign(ratio=runs["estimate_s"] / runs["wall_s"].astype(float)).set_index(["paper", "key"])
+    runs = runs.assign(wall_s=runs["wall_s"].astype(float), dataset=runs["key"].str.split("/").str[0])
+    return runs.assign(ratio=runs["estimate_s"] / runs["wall_s"]).set_index(["paper", "key"])
 
 
-def test_every_committed_cpu_run_is_within_2x_of_its_estimate(stored_runs):
-    # The estimates are seconds on one CPU core; a run made on a GPU (device cuda) took 3-190x
-    # less (its wall time says nothing of a core's pace), so those are left out.
-    cpu = stored_runs[stored_runs["device"] == "cpu"]
-    assert len(cpu) >= 150, "the committed studies hold fewer CPU runs than when this test was written"
-    off = cpu[(cpu["ratio"] < 0.5) | (cpu["ratio"] > 2)]
-    named = set(LOAD_TWINS) | set(SLOWEST_SEED) | set(QUIET_TWINS) | RESUMED
-    assert set(off.index) <= named, f"estimate off by more than 2x: {off[['estimate_s', 'wall_s']]}"
-    # The list names no run that is within 2x (it would hide a later regression of its estimate).
-    assert set(off.index) == named
+def _load_twin(runs, paper: str, key: str) -> str | None:
+    """A key of the same work as ``key`` whose wall time shows the load explains ``key``'s gap
+    to its estimate, or None."""
+    run = runs.loc[(paper, key)]
+    same = runs.loc[paper]
+    same = same[(same["dataset"] == run["dataset"]) & (same["kind"] == run["kind"])
+                & ((same["estimate_s"] / run["estimate_s"] - 1).abs() <= 0.01) & (same.index != key)]
+    if run["ratio"] > 2:  # faster than estimated: a slower twin, not too slow for the estimate
+        twins = same[(same["wall_s"] > TWIN_GAP * run["wall_s"]) & (same["ratio"] <= 2)]
+    else:
+        twins = same[(same["wall_s"] * TWIN_GAP < run["wall_s"]) & (same["ratio"] >= 0.5)]
+    return None if twins.empty else str(twins.index[0])
 
 
-def test_the_runs_named_off_are_so_for_their_stated_reason(stored_runs):
-    for (paper, key), twin in LOAD_TWINS.items():
-        run, other = stored_runs.loc[(paper, key)], stored_runs.loc[(paper, twin)]
-        assert run["estimate_s"] == pytest.approx(other["estimate_s"], rel=0.01)  # the same work
-        gap = float(run["wall_s"]) / float(other["wall_s"])
-        assert not 0.5 <= gap <= 2, f"{key} and {twin} are timed within 2x of each other"
-        assert 0.5 <= other["ratio"] <= 2 or (paper, twin) in LOAD_TWINS
-    for (paper, key), seeds in SLOWEST_SEED.items():
-        others = stored_runs.loc[[(paper, k) for k in seeds]]
-        assert (others["ratio"].between(0.5, 2)).all()
-        assert float(stored_runs.loc[(paper, key), "wall_s"]) > others["wall_s"].astype(float).max()
-    for (paper, key), twin in QUIET_TWINS.items():
-        run, other = stored_runs.loc[(paper, key)], stored_runs.loc[(paper, twin)]
-        assert run["estimate_s"] == pytest.approx(other["estimate_s"], rel=0.01)  # the same work
-        assert float(other["wall_s"]) > 1.5 * float(run["wall_s"]) and 0.5 <= other["ratio"] <= 2
+def test_every_committed_cpu_run_is_within_2x_of_its_estimate_or_has_a_load_twin(stored_runs):
+    assert len(stored_runs) >= 150, "the committed studies hold fewer CPU runs than when this test was written"
+    off = stored_runs[(stored_runs["ratio"] < 0.5) | (stored_runs["ratio"] > 2)]
+    unexplained = [key for key in off.index if key not in RESUMED and _load_twin(stored_runs, *key) is None]
+    assert not unexplained, f"estimate off by more than 2x: {off.loc[unexplained, ['estimate_s', 'wall_s']]}"
+    # The estimates are centred: most runs are within 2x without a twin.
+    assert len(off) <= 0.15 * len(stored_runs), f"{len(off)} of {len(stored_runs)} runs off by more than 2x"
+    # A resumed job is named only while it is off (a name would hide a later regression).
     for paper, key in RESUMED:
         assert stored_runs.loc[(paper, key), "kind"] == "job" and stored_runs.loc[(paper, key), "ratio"] > 2
+
+
+def test_a_wrong_estimate_has_no_load_twin(stored_runs):
+    # Every run of one work off on the same side, as a mis-set per-round cost makes them.
+    work = stored_runs.loc["dpdl"]
+    work = work[work["estimate_s"] == 1310.0].index
+    assert len(work) >= 3
+    wrong = stored_runs.copy()
+    wrong.loc[[("dpdl", k) for k in work], "ratio"] *= 5
+    assert all(_load_twin(wrong, "dpdl", k) is None for k in work)
+    # And the store as it is explains a quiet run of that work by a loaded one.
+    fast = stored_runs.loc[[("dpdl", k) for k in work]]["ratio"].idxmax()
+    assert stored_runs.loc[fast, "ratio"] > 2 and _load_twin(stored_runs, *fast) is not None
