@@ -31,3 +31,17 @@ def test_the_choice_reads_validation_accuracy():
     chosen = choose(results).set_index("algorithm")
     assert chosen.loc["leasgd", ["clip", "t_max"]].tolist() == [10.0, 6000]
     assert chosen.loc["dp_dpsgd", ["clip", "t_max"]].tolist() == [3.0, 3000]
+
+
+def test_the_search_runs_are_never_pooled_into_table_1s_cells():
+    """The search's keys start ``tab01/`` too: a search run read as a Table 1 run would move
+    the cell's seed mean (m = 5: 0.877 to 0.884 with one search run)."""
+    from dpdl_core.papers.leasgd import study as leasgd
+
+    st = leasgd.study()
+    store = st.store()
+    search = [r for r in st.runs if r.tags["group"] == "tab01_search"]
+    assert search and any(r.found(store) for r in search), "no search run is committed: this test checks nothing"
+    table1 = {h for r in st.runs if r.tags["group"] == "tab01" for h in r.hashes()}
+    stored = leasgd._stored_configs("tab01", store, "paper")
+    assert stored and all(c.hash in table1 for c in stored)

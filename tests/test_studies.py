@@ -563,6 +563,32 @@ def test_a_gpu_made_twin_counts_as_the_run(tmp_path):
     assert run_study(st, root=tmp_path, log=lambda line: None) == 0
 
 
+def test_a_stored_twin_is_estimated_with_the_kernels_it_ran_with(tmp_path):
+    """Status sets a stored run's wall time beside the estimate of the twin that ran (a newer
+    kernel runs the same work several times faster), names how it ran, and falls back to the
+    declared estimate for a study without an estimator."""
+    from dpdl_core.runs.runner import run
+    from dpdl_core.runs.studies import execution
+
+    declared = _tiny(5, per_sample_strategy="bookkeeping")
+    old = declared.replace(per_sample_strategy="vmap", eval_strategy="vmap")
+    pace = {"bookkeeping": 10.0, "vmap": 60.0}
+    with_estimator = StudyRun("a", "", 0, declared, 10.0, estimator=lambda w: pace[w.per_sample_strategy])
+    without = StudyRun("b", "", 0, declared.replace(seed=6), 10.0)
+    st = Study("toy", "toy", (with_estimator, without))
+    store = st.store(tmp_path)
+    before = st.status(store).set_index("key")
+    assert before["estimate_s"].tolist() == [10.0, 10.0]
+    assert before.loc["a", "execution"] == execution(declared) == "per_model/vmap/bookkeeping"
+    for r in (with_estimator, without):
+        twin = old.replace(seed=r.work.seed)
+        res = run(twin, save=False, progress=False)
+        store.save(twin.hash, twin.to_dict(), res.history, res.meta)
+    after = st.status(store).set_index("key")
+    assert after["stored"].all() and (after["execution"] == "vmap/vmap/vmap").all()
+    assert after.loc["a", "estimate_s"] == 60.0 and after.loc["b", "estimate_s"] == 10.0
+
+
 def test_a_run_made_with_the_other_evaluation_counts_and_its_checkpoint_resumes_as_begun(tmp_path, monkeypatch):
     """The studies declare ``eval_strategy: per_model``; a run stored with the vmap evaluation
     (before the declaration changed) is the same run executed otherwise: the study finds it

@@ -109,11 +109,11 @@ FALLBACK_THREADS = 2
 # CIFAR-10 tables notebooks take most of it). EVAL_S_PER_MODEL_IMAGE: one model on one
 # test image, by data set and eval_strategy: per_model from docs/benchmarks.md, "Evaluation
 # forward" (10 models x 2,000 images in 1.67 s on MNIST, 1.37 s on CIFAR-10); vmap from the DPDL
-# study's fitted evaluation (12 s for 10 models x 10,000 MNIST images, 35 s on CIFAR-10:
+# study's evaluation (12 s for 10 models x 10,000 MNIST images, 65 s on CIFAR-10:
 # dpdl_core/papers/dpdl/study.py, _SECONDS_PER_EVAL).
 RUN_START_S = 9.6
 EVAL_S_PER_MODEL_IMAGE = {("mnist", "per_model"): 8.4e-5, ("cifar10", "per_model"): 6.9e-5,
-                          ("mnist", "vmap"): 1.2e-4, ("cifar10", "vmap"): 3.5e-4}
+                          ("mnist", "vmap"): 1.2e-4, ("cifar10", "vmap"): 6.5e-4}
 TEST_IMAGES = 10_000  # MNIST's and CIFAR-10's test sets: what eval_samples None evaluates
 
 

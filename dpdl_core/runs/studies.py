@@ -39,8 +39,8 @@ from .config import ConfigError, ExperimentConfig
 from .results import ResultStore
 from .slots import RunSlot
 
-__all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "finish_line",
-           "load_study", "run_study", "runs_left", "study_papers", "verify_partials", "verify_store"]
+__all__ = ["STUDIES_ROOT", "STUDY_ROOT_ENV", "Job", "Study", "StudyRun", "SubsetDataError", "execution",
+           "finish_line", "load_study", "run_study", "runs_left", "study_papers", "verify_partials", "verify_store"]
 
 STUDY_ROOT_ENV = "DPDL_STUDIES_DIR"
 STUDIES_ROOT = REPO_ROOT / "results"
@@ -92,6 +92,15 @@ def _algo_variants(work: ExperimentConfig) -> list[dict]:
 
 
 _TWINS: dict[str, tuple[ExperimentConfig, ...]] = {}
+
+
+def execution(work: ExperimentConfig | Job) -> str:
+    """How ``work`` is computed: its :data:`EXECUTION_FIELDS` values, ``/``-separated in that
+    order (``per_model/vmap/bookkeeping``); empty for a Job that trains nothing."""
+    config = work.to_dict() if isinstance(work, ExperimentConfig) else work.spec.get("config")
+    if not isinstance(config, dict):
+        return ""
+    return "/".join(str(config.get(f)) for f in EXECUTION_FIELDS)
 
 
 def _job_twins(job: Job) -> tuple[Job, ...]:
@@ -148,6 +157,11 @@ class StudyRun:
     tags : dict
         What the run varies, as columns for the study's tables (e.g. ``setting``, ``mode``,
         ``algorithm``, ``seed``); not hashed.
+    estimator : callable, optional
+        Seconds of any of the run's :meth:`twins` (``work -> seconds``), for a study whose
+        execution options change the cost several-fold: :meth:`Study.status` then sets a
+        stored run's wall time beside the estimate of the twin that ran, not of the declared
+        work. Without it every twin is estimated at ``estimate_s``.
     """
 
     key: str
@@ -156,6 +170,11 @@ class StudyRun:
     work: ExperimentConfig | Job
     estimate_s: float = 0.0
     tags: dict = field(default_factory=dict, compare=False)
+    estimator: Callable[[ExperimentConfig | Job], float] | None = field(default=None, compare=False, repr=False)
+
+    def estimate_of(self, work: ExperimentConfig | Job) -> float:
+        """Estimated seconds of ``work``, the declared work or one of its :meth:`twins`."""
+        return self.estimate_s if self.estimator is None else float(self.estimator(work))
 
     @property
     def hash(self) -> str:
@@ -262,21 +281,24 @@ class Study:
     def status(self, store: ResultStore | None = None) -> pd.DataFrame:
         """One row per run: key, hash, ``kind`` (``training`` or ``job``: only training runs
         have a row in :meth:`finals`), priority, stored, estimated and measured seconds, the
-        ``device`` a stored run was made on, ``partial``: how far an unfinished run's
-        checkpoint got (``round t/T``, ``partial work`` for a job), else empty, and ``done``:
-        the share of its rounds a CPU worker resumes past (0 without such a checkpoint)."""
+        ``device`` a stored run was made on, ``execution``: how it was computed (:func:`execution`),
+        ``partial``: how far an unfinished run's checkpoint got (``round t/T``, ``partial work``
+        for a job), else empty, and ``done``: the share of its rounds a CPU worker resumes past
+        (0 without such a checkpoint). A stored run's estimate is that of the twin that ran
+        (:meth:`StudyRun.estimate_of`), the one its wall time measures."""
         store = store or self.store()
         rows = []
         for r in self.ordered():
-            h = r.found(store)
+            work = r.stored_work(store)
+            h = None if work is None else work.hash
             meta = store.read_header(h)["meta"] if h else {}
             partial, done = ("", 0.0) if h else _progress(r, store)
             rows.append({"key": r.key, "hash": h or r.hash,
                          "kind": "training" if isinstance(r.work, ExperimentConfig) else "job",
                          "priority": r.priority, "stored": h is not None,
-                         "estimate_s": r.estimate_s, "wall_s": meta.get("wall_seconds"),
+                         "estimate_s": r.estimate_of(work or r.work), "wall_s": meta.get("wall_seconds"),
                          "device": meta.get("device", "cpu") if h else None, "machine": meta.get("machine"),
-                         "purpose": r.purpose,
+                         "execution": execution(work or r.work), "purpose": r.purpose,
                          "partial": partial, "done": done})
         return pd.DataFrame(rows)
 
@@ -454,8 +476,8 @@ def run_study(
         if r.found(store) is not None or any(RunSlot(store, h).busy() for h in r.hashes()):
             log(f"[study {i}/{len(todo)}] skipped {s.paper}:{r.key} ({work.hash}): another worker has it")
             continue
-        log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({work.hash}, p{r.priority}, ~{r.estimate_s / 60:.0f} min): "
-            f"{r.purpose}")
+        minutes = r.estimate_of(work) / 60
+        log(f"[study {i}/{len(todo)}] {s.paper}:{r.key} ({work.hash}, p{r.priority}, ~{minutes:.0f} min): {r.purpose}")
         t0 = time.perf_counter()
         if isinstance(work, ExperimentConfig):
             diverged = run(work, store=store).meta.get("diverged")

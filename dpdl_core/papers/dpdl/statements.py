@@ -16,10 +16,12 @@ not_run
     one core. Where the study declares them, ``claims`` names the claims that judge the
     statement once they are stored; until then those claims wait for runs. The cost uses the planner's seconds per round
     (``study._SECONDS_PER_ROUND``, measured at N = 10 on the bipartite graph) and its seconds
-    per evaluation (``study._SECONDS_PER_EVAL``), both scaled by N/10. DPDL's and DP-CGA's
+    per evaluation (12 s on MNIST, 35 s on CIFAR-10), both scaled by N/10. DPDL's and DP-CGA's
     rounds are also scaled by (degree + 1)/6. MNIST runs are 1,000 rounds and CIFAR-10 runs
     500, unless a statement needs more. A study run of MNIST, N = 10, takes 2.3-4.1 min on
-    an H100. The stored CIFAR-10 runs took 1.3-2.3 times the planner's estimate. The
+    an H100. A CIFAR-10 run with the default per-model evaluation spends about 9 s on an
+    evaluation (``study._SECONDS_PER_EVAL``), so the CIFAR-10 costs err high by at most a
+    quarter; the stored CIFAR-10 runs of that kind took 0.9-1.7 times the planner's estimate. The
     authors' 1.06M-parameter CIFAR-10 CNN costs 4-5 times the small CNN a round.
     "Committed" names runs already in ``results/dpdl/``, which store every round's training
     loss of every agent and the attack metrics at rounds 200, 400 and 800. Loss claims exist

@@ -94,9 +94,15 @@ _SECONDS_PER_ROUND = {("mnist", "dpdl"): 1.05, ("mnist", "dp_cga"): 1.07, ("mnis
                       ("cifar10", "muffliato"): 0.45, ("cifar10", "dp_dpsgd"): 0.45}
 _PER_NEIGHBOUR = ("dpdl", "dp_cga")
 _BIPARTITE_DEGREE = 5
-# Seconds per evaluation of all N agents' models on the 10,000 test images (fitted to the
-# stored runs' wall times less their training rounds).
-_SECONDS_PER_EVAL = {"mnist": 12.0, "cifar10": 35.0}
+# A training round's cost with another per-sample kernel, relative to the rates' kernel (MNIST
+# vmap, CIFAR-10 per-model): the CIFAR-10 runs stored with the vmap kernel took 2.1-2.3x the
+# training time of the same work stored with the per-model one.
+_KERNEL_COST = {("cifar10", "vmap"): 2.2}
+# Seconds per evaluation of all N agents' models on the 10,000 test images, by evaluation
+# strategy. MNIST: one value fits the stored runs of both; CIFAR-10 per-model: the ring runs'
+# wall times less their training rounds; vmap: 7.24x that, the measured ratio of the two
+# (docs/benchmarks.md, "Evaluation forward").
+_SECONDS_PER_EVAL = {"mnist": {"vmap": 12.0, "per_model": 12.0}, "cifar10": {"vmap": 65.0, "per_model": 9.0}}
 
 MNIST = dict(n_agents=10, alpha_d=0.25, rounds=1000, batch_size=216, train_samples=None, eval_samples=None,
              eval_every=50, epsilon=0.5, checkpoint_every=25)
@@ -146,11 +152,13 @@ def _trend_run(dataset: str, graph: str, eps: float, alg: str, seed: int, purpos
 
 
 def _estimate(cfg) -> float:
-    per_round = _SECONDS_PER_ROUND[(cfg.dataset, cfg.algorithm)] * _MODEL_COST.get(cfg.model, 1.0)
+    """Seconds of one run on one core, the other core busy, with the kernels it runs."""
+    per_round = (_SECONDS_PER_ROUND[(cfg.dataset, cfg.algorithm)] * _MODEL_COST.get(cfg.model, 1.0)
+                 * _KERNEL_COST.get((cfg.dataset, cfg.per_sample_strategy), 1.0))
     if cfg.algorithm in _PER_NEIGHBOUR:
         degree = int(np.count_nonzero(make_topology(cfg.topology, cfg.n_agents).W[0])) - 1
         per_round *= (degree + 1) / (_BIPARTITE_DEGREE + 1)
-    return cfg.rounds * per_round + cfg.rounds // cfg.eval_every * _SECONDS_PER_EVAL[cfg.dataset]
+    return cfg.rounds * per_round + cfg.rounds // cfg.eval_every * _SECONDS_PER_EVAL[cfg.dataset][cfg.eval_strategy]
 
 
 def study() -> Study:
@@ -165,7 +173,7 @@ def study() -> Study:
         setting = [p for p in setting if p not in ("paper_noise", "equal_eps", *GRAPHS) and not p.startswith("eps")]
         tags = {"dataset": cfg.dataset, "setting": "/".join(setting), "mode": mode, "algorithm": cfg.algorithm,
                 "seed": cfg.seed, "topology": cfg.topology, "epsilon": cfg.epsilon, "lr": cfg.lr, "clip": cfg.clip}
-        runs.append(StudyRun(key, purpose, priority, cfg, _estimate(cfg), tags))
+        runs.append(StudyRun(key, purpose, priority, cfg, _estimate(cfg), tags, estimator=_estimate))
 
     # 0: the decisive pair at the code's eta and C, then the rest of that table row.
     for alg in ALGORITHMS:

@@ -20,8 +20,9 @@ stop, never the test set: per method its best (C, T_max). The chosen points then
 :data:`SEEDS_AT_CHOICE`; LEASGD counts as calibrated there if its test accuracy reaches the
 paper's number within the claims' margin, and Table 1's comparison is judged at that point.
 
-Cost on one CPU core: about 0.2 h a run at T_max = 1,500 (the committed runs' wall times),
-in proportion to T_max beyond: 18 runs, about 7 core-hours.
+Cost on one CPU core with the default kernels: about 2 min a run at T_max = 1,500 (a Table 1
+run took 108-116 s), in proportion to T_max beyond: 18 runs, about 2 core-hours
+(docs/benchmarks.md, "Planner estimates").
 """
 from __future__ import annotations
 

@@ -17,22 +17,34 @@ from .search import search_runs
 
 __all__ = ["answer", "claims", "figure", "study", "table"]
 
-# Seconds per worker and iteration on one core beside a second study worker, evaluations
-# included. MNIST: fitted to the 18 committed MNIST runs of results/leasgd/ (the m = 15 runs
-# took 1,587-5,160 s, so 0.12 is the value that keeps every run within 2x; 0.08 put two of
-# them below half); CIFAR-10 training alone (docs/benchmarks.md, "Planner estimates").
-_SECONDS_PER_AGENT_ROUND = {"mnist": 0.12, "cifar10": 0.13}
+# Seconds on one core beside a second study worker: per worker and iteration of training, by
+# per-sample kernel (the Figure 2 runs clip too, at C = 10^6), and per model evaluated, by
+# evaluation strategy. The kernel sets the pace several-fold, so a run is estimated with the
+# kernel it ran with. MNIST: paired timings of one Table 1 and one Figure 2 config with each
+# kernel, times 1.45, which centres the 18 committed MNIST runs (all vmap) in the 2x band;
+# CIFAR-10: training alone with the vmap kernel, and 1.2x less with the per-model one, its
+# validation passes within the rates' spread (docs/benchmarks.md, "Planner estimates").
+_TRAIN_S = {"mnist": {"vmap": 0.104, "bookkeeping": 0.0066}, "cifar10": {"vmap": 0.13, "per_model": 0.11}}
+_EVAL_S = {"mnist": {"vmap": 0.196, "per_model": 0.109}, "cifar10": {}}
 # Table 1's CIFAR-10 runs (``test_at: best_validation``) test the m workers' models and their
 # average on the full test set at each new best validation accuracy: tests per run and
 # seconds per model tested, from the stored runs (docs/benchmarks.md, "Planner estimates").
 _CIFAR10_TESTS, _SECONDS_PER_MODEL_TEST = 45, 3.6
 
 
-def _estimate_s(group: str, cfg) -> float:
-    """Seconds of one run on one core beside a second study worker."""
-    seconds = cfg.rounds * cfg.n_agents * _SECONDS_PER_AGENT_ROUND[cfg.dataset]
-    if group == "tab01" and cfg.dataset == "cifar10":
-        seconds += _CIFAR10_TESTS * (cfg.n_agents + 1) * _SECONDS_PER_MODEL_TEST
+def _rate(rates: dict[str, float], option: str) -> float:
+    """``rates[option]``; an option not timed on the dataset at the slowest pace timed there
+    (the estimate errs high), 0 where none is."""
+    return rates.get(option, max(rates.values(), default=0.0))
+
+
+def _estimate_s(cfg) -> float:
+    """Seconds of one run on one core beside a second study worker, with the kernels it runs."""
+    models = cfg.n_agents + 1  # the m workers and their average
+    seconds = (cfg.rounds * cfg.n_agents * _rate(_TRAIN_S[cfg.dataset], cfg.per_sample_strategy)
+               + cfg.rounds // cfg.eval_every * models * _rate(_EVAL_S[cfg.dataset], cfg.eval_strategy))
+    if cfg.test_at == "best_validation" and cfg.dataset == "cifar10":
+        seconds += _CIFAR10_TESTS * models * _SECONDS_PER_MODEL_TEST
     return seconds
 
 
@@ -60,7 +72,8 @@ def study(profile: str = "paper") -> Study:
                 # predates it).
                 cfg = cfg.replace(test_at="best_validation", per_sample_strategy="per_model")
             runs.append(StudyRun(_key(group, cfg), f"LEASGD {'Figure 2' if group == 'fig02' else 'Table 1'}",
-                                 prio + (cfg.dataset == "cifar10"), cfg, _estimate_s(group, cfg)))
+                                 prio + (cfg.dataset == "cifar10"), cfg, _estimate_s(cfg), {"group": group},
+                                 estimator=_estimate_s))
     # Table 1's best-faith search (search.py, declared before any of its runs is read); its
     # paper point (C 1, T_max 1,500) is Table 1's own run, declared above.
     declared = {r.hash for r in runs}
@@ -68,7 +81,7 @@ def study(profile: str = "paper") -> Study:
         cfg = point.config.replace(device="cpu", eval_strategy="per_model")
         if cfg.hash not in declared:
             runs.append(StudyRun(point.key, "LEASGD Table 1: best-faith search over C and T_max (search.py)", 9, cfg,
-                                 _estimate_s("tab01", cfg)))
+                                 _estimate_s(cfg), {"group": "tab01_search"}, estimator=_estimate_s))
     return Study(paper="leasgd", title="LEASGD study (Table 1 and Figure 2, paper profile)", runs=tuple(runs), order=3,
                  notes="The paper profile's runs: m = 5 and 15, 1,500 / 2,000 iterations, 3 seeds, full data; "
                        "then Table 1's best-faith search (MNIST, m = 5, seed 0, C x T_max, both methods).")
@@ -80,9 +93,10 @@ def table(store=None):
 
 
 def _stored_configs(group: str, store, profile: str) -> list:
-    """The stored runs of ``group`` (``fig02`` / ``tab01``), each as the config it is stored
-    under (:meth:`~dpdl_core.runs.studies.StudyRun.stored_work`)."""
-    works = (r.stored_work(store) for r in study(profile).runs if r.key.startswith(group + "/"))
+    """The stored runs of ``group`` (``fig02`` / ``tab01``: not the search's, whose keys also
+    start ``tab01/``), each as the config it is stored under
+    (:meth:`~dpdl_core.runs.studies.StudyRun.stored_work`)."""
+    works = (r.stored_work(store) for r in study(profile).runs if r.tags["group"] == group)
     return [w for w in works if w is not None]
 
 
