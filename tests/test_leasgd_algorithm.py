@@ -269,7 +269,7 @@ def test_testing_only_at_the_best_validation_gives_table_1_the_same_row(tmp_path
     accuracy reaches its best so far and at the last round: Table 1's row (accuracy at the
     early-stopping step and at T_max) equals the one of a run that tests at every
     evaluation, every row it does record is that run's bit for bit, and it skips some."""
-    from dpdl_core.papers.leasgd.figures import _run_row
+    from dpdl_core.papers.leasgd.figures import tab01_run_row
     from dpdl_core.runs.results import ResultStore
     from dpdl_core.runs.runner import run
 
@@ -279,7 +279,7 @@ def test_testing_only_at_the_best_validation_gives_table_1_the_same_row(tmp_path
     assert lean.hash != full.hash
     h_full, h_lean = (run(c, store=store, progress=False).history for c in (full, lean))
     for patience in (4, 10, 40):
-        assert _run_row(lean, patience, store) == _run_row(full, patience, store)
+        assert tab01_run_row(lean, patience, store) == tab01_run_row(full, patience, store)
     key = ["round", "agent", "metric"]
     merged = h_lean.merge(h_full, on=key, how="left", suffixes=("", "_full"))
     assert merged["value_full"].notna().all() and (merged["value"] == merged["value_full"]).all()

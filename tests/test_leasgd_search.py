@@ -45,3 +45,37 @@ def test_the_search_runs_are_never_pooled_into_table_1s_cells():
     table1 = {h for r in st.runs if r.tags["group"] == "tab01" for h in r.hashes()}
     stored = leasgd._stored_configs("tab01", store, "paper")
     assert stored and all(c.hash in table1 for c in stored)
+
+
+def test_the_chosen_points_are_the_rule_applied_to_the_committed_search():
+    """CHOSEN stays None while the committed search lacks a point, and is then what choose()
+    reads from it: the declared rule, not a pick."""
+    from dpdl_core.papers.leasgd import search
+    from dpdl_core.papers.leasgd.study import search_table
+
+    results = search_table()
+    if len(results) < len(search_runs()):
+        assert search.CHOSEN is None and search.chosen_runs() == []
+        return
+    chosen = choose(results).set_index("algorithm")
+    assert search.CHOSEN == {a: (float(r.clip), int(r.t_max)) for a, r in chosen.iterrows()}
+
+
+def test_the_chosen_points_run_every_seed_and_their_claims_name_the_point(monkeypatch):
+    """Once chosen, each method's point runs SEEDS_AT_CHOICE (seed 0 is the search's own run)
+    and Table 1's claims at it wait for every seed, then name the point in their setting."""
+    from dpdl_core.papers.leasgd import search
+    from dpdl_core.papers.leasgd import study as leasgd
+
+    before = len(leasgd.study().runs)
+    monkeypatch.setattr(search, "CHOSEN", {"leasgd": (3.0, 1500), "dp_dpsgd": (1.0, 1500)})
+    runs = search.chosen_runs()
+    assert [(r.algorithm, r.config.seed) for r in runs] == [(a, s) for a in ("leasgd", "dp_dpsgd") for s in (0, 1, 2)]
+    st = leasgd.study()
+    keys = {r.key for r in st.runs}
+    # LEASGD's seed 0 there is the search's run; D-PSGD's point is the paper's: Table 1's own runs.
+    assert "tab01/mnist/m5/search/leasgd/clip3/T1500/seed1" in keys
+    assert not any(k.startswith("tab01/mnist/m5/search/dp_dpsgd/clip1/T1500") for k in keys)
+    assert len(st.runs) == before + 2
+    store = st.store()
+    assert leasgd._tab01_best_faith_claims(store, "paper") == []  # LEASGD's seeds 1-2 there are not stored

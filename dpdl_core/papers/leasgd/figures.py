@@ -44,7 +44,7 @@ from .privacy import early_stopping, total_epsilon
 __all__ = [
     "COMM_NAME", "FIG02_NAME", "TAB01_NAME", "CommSettings", "Fig02Settings", "Tab01Scale", "Tab01Settings",
     "communication_all_algorithms", "communication_saving", "configs", "fig02_analysis", "fig02_figure",
-    "fig02_mnist_communication", "tab01_accuracy_epsilon", "tab01_analysis",
+    "fig02_mnist_communication", "tab01_accuracy_epsilon", "tab01_analysis", "tab01_run_row",
 ]
 
 PAPER = "leasgd"
@@ -367,8 +367,9 @@ class Tab01Settings:
         return out
 
 
-def _run_row(cfg: ExperimentConfig, patience: int, store: ResultStore) -> dict:
-    """Early-stopped and fixed-T accuracy and ε of one stored run."""
+def tab01_run_row(cfg: ExperimentConfig, patience: int, store: ResultStore) -> dict:
+    """Early-stopped and fixed-T accuracy and ε of one stored run, and the validation accuracy
+    at the best validation step (what the best-faith search chooses by)."""
     header, hist = store.load_run(cfg.hash)
     meta = header["meta"]
     per_agent = hist[hist["agent"] >= 0].pivot_table(index="round", columns="metric", values="value", aggfunc="mean")
@@ -385,6 +386,7 @@ def _run_row(cfg: ExperimentConfig, patience: int, store: ResultStore) -> dict:
         "dataset": cfg.dataset, "m": cfg.n_agents, "algorithm": cfg.algorithm, "seed": cfg.seed,
         "sigma": sigma, "stop_step": stop.stop_step, "best_step": stop.best_step,
         "accuracy": float(evals.loc[stop.best_step, "test_acc"]), "epsilon": eps_stop,
+        "val_acc": float(evals.loc[stop.best_step, "val_acc"]),
         "accuracy_T": float(evals.loc[last, "test_acc"]), "epsilon_T": float(max(meta["epsilon_rdp"])),
         "diverged": bool(meta["diverged"]), "label": meta["dataset_label"],
     }
@@ -404,7 +406,7 @@ def tab01_analysis(configs, s: Tab01Settings, store: ResultStore) -> tuple[pd.Da
     claims : list of Claim
         :func:`~dpdl_core.papers.leasgd.claims.tab01_claims` with ``s.accuracy_tol``.
     """
-    runs = pd.DataFrame([_run_row(c, getattr(s, c.dataset).patience, store) for c in configs])
+    runs = pd.DataFrame([tab01_run_row(c, getattr(s, c.dataset).patience, store) for c in configs])
     numeric = ["sigma", "stop_step", "best_step", "accuracy", "epsilon", "accuracy_T", "epsilon_T"]
     table = runs.groupby(["dataset", "m", "algorithm"], sort=False)[numeric].mean().reset_index()
     ref = load_reference(PAPER, "leasgd_table1").rename(columns={"n_workers": "m"})

@@ -30,12 +30,16 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["CLIPS", "SEEDS_AT_CHOICE", "T_MAXES", "SearchRun", "choose", "search_runs"]
+__all__ = ["CHOSEN", "CLIPS", "SEEDS_AT_CHOICE", "T_MAXES", "SearchRun", "choose", "chosen_runs", "search_runs"]
 
 # The grids, the paper's value first; the same for both methods.
 CLIPS = (1.0, 3.0, 10.0)
 T_MAXES = (1500, 3000, 6000)
 SEEDS_AT_CHOICE = (0, 1, 2)
+# Each method's chosen (C, T_max): :func:`choose` on the committed search, written here once
+# the search is complete so that the study's runs never depend on what a store holds
+# (``tests/test_leasgd_search.py`` recomputes it from the committed runs). None until then.
+CHOSEN: dict[str, tuple[float, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,9 @@ class SearchRun:
 
     @property
     def key(self) -> str:
-        """The run's study key under ``tab01/mnist/m5/search/``."""
-        return f"tab01/mnist/m5/search/{self.algorithm}/clip{self.clip:g}/T{self.t_max}"
+        """The run's study key under ``tab01/mnist/m5/search/`` (seed 0 unnamed: the search's)."""
+        seed = f"/seed{self.config.seed}" if self.config.seed else ""
+        return f"tab01/mnist/m5/search/{self.algorithm}/clip{self.clip:g}/T{self.t_max}{seed}"
 
 
 def search_runs(profile: str = "paper") -> list[SearchRun]:
@@ -69,3 +74,16 @@ def choose(results: pd.DataFrame) -> pd.DataFrame:
     algorithm, clip, t_max, val_acc at its early stop): the best validation accuracy."""
     best = results.loc[results.groupby("algorithm")["val_acc"].idxmax()]
     return best[["algorithm", "clip", "t_max", "val_acc"]].reset_index(drop=True)
+
+
+def chosen_runs(profile: str = "paper") -> list[SearchRun]:
+    """The runs at each method's :data:`CHOSEN` point, one per seed of :data:`SEEDS_AT_CHOICE`
+    (seed 0 is the search's own run there); none while :data:`CHOSEN` is None."""
+    from .figures import Tab01Settings
+
+    if CHOSEN is None:
+        return []
+    base = {c.algorithm: c for c in Tab01Settings.from_profile(profile).configs()
+            if c.dataset == "mnist" and c.n_agents == 5 and c.seed == 0}
+    return [SearchRun(alg, clip, t_max, base[alg].replace(clip=clip, rounds=t_max, seed=seed))
+            for alg, (clip, t_max) in CHOSEN.items() for seed in SEEDS_AT_CHOICE]

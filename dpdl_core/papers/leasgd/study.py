@@ -11,11 +11,11 @@ import pandas as pd
 from ...runs import Study, StudyRun
 from ...verdicts import answer_frame, seed_mean
 from .claims import CLAIMED_SAVING, tab01_claims
-from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure, tab01_analysis
+from .figures import Fig02Settings, Tab01Settings, fig02_analysis, fig02_figure, tab01_analysis, tab01_run_row
 from .presets import ALGORITHMS
-from .search import search_runs
+from .search import chosen_runs, search_runs
 
-__all__ = ["answer", "claims", "figure", "study", "table"]
+__all__ = ["answer", "claims", "figure", "search_table", "study", "table"]
 
 # Seconds on one core beside a second study worker: per worker and iteration of training, by
 # per-sample kernel (the Figure 2 runs clip too, at C = 10^6), and per model evaluated, by
@@ -76,15 +76,39 @@ def study(profile: str = "paper") -> Study:
                                  estimator=_estimate_s))
     # Table 1's best-faith search (search.py, declared before any of its runs is read); its
     # paper point (C 1, T_max 1,500) is Table 1's own run, declared above.
+    # Then the other seeds at each method's chosen point, once the search has chosen.
     declared = {r.hash for r in runs}
-    for point in search_runs(profile):
-        cfg = point.config.replace(device="cpu", eval_strategy="per_model")
-        if cfg.hash not in declared:
-            runs.append(StudyRun(point.key, "LEASGD Table 1: best-faith search over C and T_max (search.py)", 9, cfg,
-                                 _estimate_s(cfg), {"group": "tab01_search"}, estimator=_estimate_s))
+    for group, points, purpose in (
+            ("tab01_search", search_runs(profile), "LEASGD Table 1: best-faith search over C and T_max (search.py)"),
+            ("tab01_chosen", chosen_runs(profile), "LEASGD Table 1: seeds at the search's chosen points (search.py)")):
+        for point in points:
+            cfg = point.config.replace(device="cpu", eval_strategy="per_model")
+            if cfg.hash not in declared:
+                declared.add(cfg.hash)
+                runs.append(StudyRun(point.key, purpose, 9, cfg, _estimate_s(cfg), {"group": group},
+                                     estimator=_estimate_s))
     return Study(paper="leasgd", title="LEASGD study (Table 1 and Figure 2, paper profile)", runs=tuple(runs), order=3,
                  notes="The paper profile's runs: m = 5 and 15, 1,500 / 2,000 iterations, 3 seeds, full data; "
                        "then Table 1's best-faith search (MNIST, m = 5, seed 0, C x T_max, both methods).")
+
+
+def search_table(store=None, profile: str = "paper") -> pd.DataFrame:
+    """One row per stored point of Table 1's best-faith search (seed 0; the paper's point is
+    Table 1's own run): algorithm, clip, t_max, ``val_acc`` (validation accuracy at the best
+    validation step, what :func:`.search.choose` reads), and the test accuracy there,
+    the stopping step and ε at it (read only once the choice is made)."""
+    store = store or study(profile).store()
+    patience = Tab01Settings.from_profile(profile).mnist.patience
+    by_hash = {h: r for r in study(profile).runs for h in r.hashes()}
+    rows = []
+    for point in search_runs(profile):
+        work = by_hash[point.config.replace(device="cpu", eval_strategy="per_model").hash].stored_work(store)
+        if work is not None:
+            row = tab01_run_row(work, patience, store)
+            rows.append({"algorithm": point.algorithm, "clip": point.clip, "t_max": point.t_max,
+                         "val_acc": row["val_acc"], "test_acc": row["accuracy"], "stop_step": row["stop_step"],
+                         "epsilon": row["epsilon"]})
+    return pd.DataFrame(rows, columns=["algorithm", "clip", "t_max", "val_acc", "test_acc", "stop_step", "epsilon"])
 
 
 def table(store=None):
@@ -178,33 +202,58 @@ def _tab01_calibration(table: pd.DataFrame, runs: pd.DataFrame, cells, tol: floa
 
 
 def _tab01_claims(store, profile: str) -> list:
-    """Table 1's claims on the cells whose runs are all stored. A claim over "every cell"
-    fails on a failing stored cell; it holds only once every cell of the table is stored
-    (until then *inconclusive*, naming the cells not yet run)."""
+    """Table 1's claims at the paper's stated settings, on the cells whose runs are all stored.
+    A claim over "every cell" fails on a failing stored cell; it holds only once every cell
+    of the table is stored (until then *inconclusive*, naming the cells not yet run)."""
     s = Tab01Settings.from_profile(profile)
-    declared = s.configs()
-    configs = _stored_configs("tab01", store, profile)
+    return _table1_claims(store, s, _stored_configs("tab01", store, profile), s.configs(), "")
+
+
+def _tab01_best_faith_claims(store, profile: str) -> list:
+    """Table 1's claims on its MNIST m = 5 cell at each method's point chosen by the declared
+    search (:data:`.search.CHOSEN`), once every seed there is stored; the other cells, not
+    searched, count as not run, so a claim over every cell cannot hold on this one alone."""
+    from . import search
+
+    points = chosen_runs(profile)
+    by_hash = {h: r for r in study(profile).runs for h in r.hashes()}
+    configs = [by_hash[p.config.replace(device="cpu", eval_strategy="per_model").hash].stored_work(store)
+               for p in points]
+    if not points or any(c is None for c in configs):
+        return []
+    chosen = ", ".join(f"{_NAME[a]} C {c:g}, T_max {t:,}" for a, (c, t) in search.CHOSEN.items())
+    s = Tab01Settings.from_profile(profile)
+    others = [c for c in s.configs() if (c.dataset, c.n_agents) != ("mnist", 5)]
+    return _table1_claims(store, s, configs, configs + others,
+                          f"best-faith point chosen by validation accuracy (search.py): {chosen}; ")
+
+
+_NAME = {"leasgd": "LEASGD", "dp_dpsgd": "D-PSGD"}
+
+
+def _table1_claims(store, s: Tab01Settings, configs: list, declared: list, point: str) -> list:
+    """Table 1's claims on the cells of ``declared`` whose every run is among the stored
+    ``configs``, the setting prefixed with ``point`` (the operating point, if not the paper's)."""
     cells = _complete(configs, declared)
     if not cells:
         return []
     table, runs, claims = tab01_analysis([c for c in configs if (c.dataset, c.n_agents) in cells], s, store)
     missing = [cell for cell in dict.fromkeys((c.dataset, c.n_agents) for c in declared) if cell not in cells]
-    name = {"leasgd": "LEASGD", "dp_dpsgd": "D-PSGD"}
     t = table.set_index(["dataset", "m", "algorithm"])
 
     def per_cell(fmt) -> str:
         return "; ".join(f"{d} m={m}: " + " vs ".join(fmt(t.loc[(d, m, a)], a) for a in ("leasgd", "dp_dpsgd"))
                          for d, m in cells)
 
-    paper = per_cell(lambda r, a: f"{name[a]} {_num(r.paper_accuracy, '.2f')} (eps {_num(r.paper_epsilon, '.3f')})")
-    ours = {"tab01.less_epsilon": per_cell(lambda r, a: f"{name[a]} eps {r.epsilon:.3f}"),
-            "tab01.accuracy": per_cell(lambda r, a: f"{name[a]} {r.accuracy:.3f}"),
-            "tab01.accuracy_at_equal_epsilon": per_cell(lambda r, a: f"{name[a]} {r.accuracy_T:.3f} (eps "
+    paper = per_cell(lambda r, a: f"{_NAME[a]} {_num(r.paper_accuracy, '.2f')} (eps {_num(r.paper_epsilon, '.3f')})")
+    ours = {"tab01.less_epsilon": per_cell(lambda r, a: f"{_NAME[a]} eps {r.epsilon:.3f}"),
+            "tab01.accuracy": per_cell(lambda r, a: f"{_NAME[a]} {r.accuracy:.3f}"),
+            "tab01.accuracy_at_equal_epsilon": per_cell(lambda r, a: f"{_NAME[a]} {r.accuracy_T:.3f} (eps "
                                                                      f"{r.epsilon_T:.2f})")}
     seeds = runs.groupby(["dataset", "m", "algorithm"]).size()
     labels = "; ".join(dict.fromkeys(runs["label"]))
-    scales = {(getattr(s, d).rounds, getattr(s, d).batch_size) for d, _ in cells}
-    setting = (f"{labels}; eps {s.epsilon:g} at T_max "
+    scales = {(c.rounds, c.batch_size) for c in configs if (c.dataset, c.n_agents) in cells}
+    setting = (f"{point}{labels}; eps {s.epsilon:g} at T_max "
                + " / ".join(f"{t_max:,} (B = {b})" for t_max, b in sorted(scales))
                + f", {_seeds(seeds)}; cells run: " + ", ".join(f"{d} m={m}" for d, m in cells))
     claims = [c for c in claims if c.id != "tab01.stable_in_m"]
@@ -222,7 +271,7 @@ def _tab01_claims(store, profile: str) -> list:
             return _num(abs(t.loc[(d, hi, a)][col] - t.loc[(d, lo, a)][col]), fmt)
 
         return "; ".join(f"{d}: |acc(m={hi}) - acc(m={lo})| "
-                         + " vs ".join(f"{name[a]} {move(d, a)}" for a in ("leasgd", "dp_dpsgd")) for d in whole)
+                         + " vs ".join(f"{_NAME[a]} {move(d, a)}" for a in ("leasgd", "dp_dpsgd")) for d in whole)
 
     ours["tab01.stable_in_m"] = moves("accuracy", ".3f")
     calib = _tab01_calibration(table, runs, cells, s.accuracy_tol)
@@ -316,8 +365,8 @@ def claims(store=None, profile: str = "paper") -> list:
     ``evidence`` is a dict with ``paper`` and ``ours`` (numbers as text) and ``why``; its
     ``condition`` the data and scale that ran."""
     store = store or study(profile).store()
-    return (_fig02_claims(store, profile) + _tab01_claims(store, profile) + _nonprivate_accuracy_claim(store, profile)
-            + _moments_accountant_claim(store, profile))
+    return (_fig02_claims(store, profile) + _tab01_claims(store, profile) + _tab01_best_faith_claims(store, profile)
+            + _nonprivate_accuracy_claim(store, profile) + _moments_accountant_claim(store, profile))
 
 
 def answer(store=None, profile: str = "paper") -> pd.DataFrame:
