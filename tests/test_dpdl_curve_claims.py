@@ -19,6 +19,7 @@ from dpdl_core.papers.dpdl.statements import STATEMENTS
 from dpdl_core.runs.runner import EXPLOSION_FACTOR
 
 BASELINES = claims.CURVE_ALGORITHMS[1:]
+N10 = claims.N10
 # Per-seed jitter of a made-up window mean: small against every tolerance below.
 JITTER = (-0.002, 0.0, 0.002)
 
@@ -48,7 +49,7 @@ def test_window_means_read_the_texts_horizon_and_a_diverged_run_at_its_stopping_
 
 
 def _ring(values: dict, eps: float = 0.5) -> dict:
-    return {(a, "ring", eps): values[a] for a in claims.CURVE_ALGORITHMS}
+    return {(a, "ring", eps, N10): values[a] for a in claims.CURVE_ALGORITHMS}
 
 
 def test_ring_at_500_rounds_holds_at_the_texts_losses_and_fails_away_from_them():
@@ -65,21 +66,35 @@ def test_ring_at_500_rounds_holds_at_the_texts_losses_and_fails_away_from_them()
     assert claim.evidence["paper"].startswith("DPDL 0.39, DP-CGA 0.56")
 
 
+def test_n20_at_500_rounds_reads_the_bipartite_n20_point_against_the_texts_l447_losses():
+    text = {(a, "bipartite", 0.5, 20): claims.N20_500[a] for a in claims.CURVE_ALGORITHMS}
+    assert verdict("fig01.n20_lowest_500", 0.5, text) == "holds"
+    assert verdict("fig01.n20_losses_500", 0.5, text) == "holds"
+    # DP-NETFLEET at the text's 0.53 is 2x DPDL's 0.27; at 0.27 it ties DPDL.
+    tie = {**text, ("dp_netfleet", "bipartite", 0.5, 20): 0.27}
+    assert verdict("fig01.n20_lowest_500", 0.5, tie) == "inconclusive"
+    claim = claims.curve_claim("fig01.n20_losses_500", 0.5, means(tie))
+    assert claim.verdict == "fails" and "DP-NETFLEET 0.270 vs 0.53" in claim.evidence["why"]
+    # The N = 10 ring's values do not stand in for N = 20's.
+    with pytest.raises(KeyError):
+        verdict("fig01.n20_losses_500", 0.5, _ring(claims.RING_500))
+
+
 def _graphs(dpdl_loss: dict, baselines: dict) -> dict:
     """DPDL's loss per graph, each baseline's as a factor of DPDL's per graph (eps 0.5)."""
-    out = {("dpdl", g, 0.5): v for g, v in dpdl_loss.items()}
-    out |= {(b, g, 0.5): baselines[g] * dpdl_loss[g] for b in BASELINES for g in dpdl_loss}
+    out = {("dpdl", g, 0.5, N10): v for g, v in dpdl_loss.items()}
+    out |= {(b, g, 0.5, N10): baselines[g] * dpdl_loss[g] for b in BASELINES for g in dpdl_loss}
     return out
 
 
 def test_denser_faster_holds_when_dpdls_loss_falls_on_the_fully_connected_graph_and_fails_when_it_rises():
-    assert verdict("fig02.dpdl_denser_faster", 0.5, {("dpdl", "bipartite", 0.5): 0.5,
-                                                     ("dpdl", "fully_connected", 0.5): 0.4}) == "holds"
-    assert verdict("fig02.dpdl_denser_faster", 0.5, {("dpdl", "bipartite", 0.5): 0.4,
-                                                     ("dpdl", "fully_connected", 0.5): 0.5}) == "fails"
+    assert verdict("fig02.dpdl_denser_faster", 0.5, {("dpdl", "bipartite", 0.5, N10): 0.5,
+                                                     ("dpdl", "fully_connected", 0.5, N10): 0.4}) == "holds"
+    assert verdict("fig02.dpdl_denser_faster", 0.5, {("dpdl", "bipartite", 0.5, N10): 0.4,
+                                                     ("dpdl", "fully_connected", 0.5, N10): 0.5}) == "fails"
     # Faster but not lower: one reading inside the tolerance leaves it open.
-    mixed = {("dpdl", "bipartite", 0.5): {"speed": 0.5, "final": 0.3, "at_500": 0.4},
-             ("dpdl", "fully_connected", 0.5): {"speed": 0.4, "final": 0.3, "at_500": 0.4}}
+    mixed = {("dpdl", "bipartite", 0.5, N10): {"speed": 0.5, "final": 0.3, "at_500": 0.4},
+             ("dpdl", "fully_connected", 0.5, N10): {"speed": 0.4, "final": 0.3, "at_500": 0.4}}
     assert verdict("fig02.dpdl_denser_faster", 0.5, mixed) == "inconclusive"
 
 
@@ -94,8 +109,8 @@ def test_advantage_grows_holds_when_the_baselines_ratio_to_dpdl_grows_and_fails_
 
 def _small_eps(dpdl_loss: dict, baselines: dict) -> dict:
     """Points of fig01.small_eps_baselines: DPDL's loss and every baseline's at eps 0.25 and 1."""
-    out = {("dpdl", "bipartite", e): v for e, v in dpdl_loss.items()}
-    return out | {(b, "bipartite", e): v for b in BASELINES for e, v in baselines.items()}
+    out = {("dpdl", "bipartite", e, N10): v for e, v in dpdl_loss.items()}
+    return out | {(b, "bipartite", e, N10): v for b in BASELINES for e, v in baselines.items()}
 
 
 def test_small_eps_holds_when_dpdl_keeps_its_pace_and_the_baselines_fall_behind_and_fails_otherwise():
@@ -124,16 +139,27 @@ def test_the_study_declares_every_curve_point_after_the_runs_declared_before():
     seeds = {}
     for r in st.runs:
         t = r.tags
-        if (t["dataset"], t["setting"], t["mode"]) == ("mnist", setting, "paper_noise"):
-            seeds.setdefault((t["algorithm"], t["topology"], t["epsilon"]), set()).add(t["seed"])
+        if (t["dataset"], t["setting"], t["mode"]) == ("mnist", dpdl.n_setting(setting, t["n_agents"]), "paper_noise"):
+            seeds.setdefault((t["algorithm"], t["topology"], t["epsilon"], t["n_agents"]), set()).add(t["seed"])
     points = {p for cases in claims.CURVE_POINTS.values() for ps in cases.values() for p in ps}
     assert all(0 in seeds.get(p, ()) for p in points), sorted(p for p in points if p not in seeds)
     curve = [r for r in st.runs if r.priority >= 14]
-    assert len(curve) == 66 and {r.tags["seed"] for r in curve} == {0, 1, 2}
+    assert len(curve) == 81 and {r.tags["seed"] for r in curve} == {0, 1, 2}
     assert all(r.priority > s.priority for r in curve for s in st.runs if s.tags["setting"] == "authors_config")
-    # Their core-hours per graph; all three are committed (s23, s16 and s71 are judged on them).
-    hours = {g: round(sum(r.estimate_s for r in curve if r.tags["topology"] == g) / 3600, 1) for g in dpdl.GRAPHS}
+    # Their core-hours per graph at N = 10; all three are committed (s23, s16 and s71 are judged on them).
+    n10 = [r for r in curve if r.tags["n_agents"] == N10]
+    hours = {g: round(sum(r.estimate_s for r in n10 if r.tags["topology"] == g) / 3600, 1) for g in dpdl.GRAPHS}
     assert hours == {"fully_connected": 2.9, "bipartite": 4.7, "ring": 5.1}
+    # The N = 20 point of s14: every algorithm on the bipartite graph, N = 20 in its key and setting (so that
+    # it joins no N = 10 cell), each round and evaluation costing twice N = 10's (DPDL's and DP-CGA's rounds
+    # also grow with the degree, 5 -> 10).
+    n20 = [r for r in curve if r.tags["n_agents"] == 20]
+    assert len(n20) == 15 and all("/n20/" in r.key and r.tags["setting"] == f"{setting}/n20" for r in n20)
+    twin = {r.tags["algorithm"]: r for r in st.runs
+            if (r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["topology"], r.tags["epsilon"],
+                r.tags["seed"]) == ("mnist", setting, "paper_noise", "bipartite", 0.5, 0)}
+    assert all(r.estimate_s == pytest.approx(2 * twin[r.tags["algorithm"]].estimate_s) for r in n20
+               if r.tags["seed"] == 0 and r.tags["algorithm"] not in dpdl._PER_NEIGHBOUR)
     status = {s.id: s.status for s in STATEMENTS}
     assert {status[s] for s in ("s23_b1_denser_faster", "s16_b1_small_eps", "s71_app_ring_n10_fastest")} == {"judged"}
 

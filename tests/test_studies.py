@@ -650,7 +650,8 @@ def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setti
         paper, paper_std = dpdl._paper_cell(dataset, alg, eps, graph)
         rows.append({"algorithm": display_name(alg), "ours (%)": float(np.mean(acc)), "accountant eps": 1.0,
                      "paper (%)": paper, "paper std": paper_std, "_dataset": dataset, "_setting": setting,
-                     "_mode": mode, "_topology": graph, "_epsilon": eps, "_lr": 0.1, "_clip": 1.0, "_algorithm": alg,
+                     "_mode": mode, "_topology": graph, "_epsilon": eps, "_n": 10, "_lr": 0.1, "_clip": 1.0,
+                     "_algorithm": alg,
                      "_values": acc, "_seeds": list(range(len(acc)))})
     return pd.DataFrame(rows)
 
@@ -713,7 +714,8 @@ def test_dpdl_study_seeds_the_pair_of_every_cell_it_judges():
     # the dataset's cell declared (the loss-curve runs complete rows at other points too).
     cells = [c for c, algs in algorithms.items() if algs >= set(dpdl.CELL_ALGORITHMS[c[0]])
              and (c[0], c[3]) in dpdl._BEST and c[4] == dpdl._CELL[c[0]][1]]
-    assert len(cells) == 6  # MNIST: code eta, C; paper's (two noise modes); ring. CIFAR-10: bipartite, ring
+    # MNIST: code eta, C; paper's (two noise modes); ring; N = 20 (code eta, C). CIFAR-10: bipartite, ring
+    assert len(cells) == 7
     seeded = {(*(r.tags[t] for t in tags), r.tags["algorithm"], r.tags["seed"]) for r in runs}
     for cell in sorted(cells):
         strongest = (dpdl.PAIR_BASELINES[cell[0]] if cell[3] == "bipartite"
@@ -722,7 +724,9 @@ def test_dpdl_study_seeds_the_pair_of_every_cell_it_judges():
         for alg in ("dpdl",) + strongest:
             assert {(*cell, alg, s) for s in (0, 1, 2)} <= seeded, f"{cell}: {alg} lacks a seed"
         g = pd.DataFrame({k: [v] for k, v in zip(dpdl._CELL_KEYS, cell)})
-        assert all(dpdl._seeded(g, alg) for alg in strongest) and not dpdl._seeded(g, "muffliato")
+        # MUFFLIATO is seeded only where every algorithm is (the N = 20 cell of the loss curves).
+        every = all((*cell, a, s) in seeded for a in dpdl.CELL_ALGORITHMS[cell[0]] for s in (0, 1, 2))
+        assert all(dpdl._seeded(g, alg) for alg in strongest) and dpdl._seeded(g, "muffliato") == every
 
 
 def test_dpdl_study_judges_the_trends_by_the_papers_rule_once_every_point_is_seeded():
@@ -807,9 +811,9 @@ def test_dpdl_study_runs_the_cifar10_runner_up_after_every_decisive_mnist_run():
     runner_up = dpdl.PAIR_BASELINES["cifar10"][1]
     cifar = {r.tags["algorithm"] for r in st.runs if r.tags["dataset"] == "cifar10" and r.tags["setting"] == "paper_hp"}
     assert cifar == set(dpdl.CELL_ALGORITHMS["cifar10"]) and runner_up in cifar
-    # The decisive cells (bipartite, the table's middle eps); the ring and the trends come after.
+    # The decisive cells (bipartite, the table's middle eps, N = 10); the ring and the trends come after.
     decisive = [r for r in st.runs if (r.tags["topology"], r.tags["epsilon"]) == dpdl._CELL[r.tags["dataset"]]
-                and r.tags["setting"] != "attack"]
+                and r.tags["setting"] != "attack" and r.tags["n_agents"] == dpdl.N10]
     last_mnist = max(r.priority for r in decisive if r.tags["dataset"] == "mnist")
     added = [r for r in decisive if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up
              and r.tags["setting"] == "paper_hp"]

@@ -145,9 +145,10 @@ LOSS_SPECS = {s.id: s for s in (
               "no\"); by more than the tolerance beyond that fails; otherwise inconclusive"),
 )}
 
-# The text's statements on the loss curves of Figures 1, 2 and 8 (MNIST, N = 10), read per seed on
-# window means of the agents' mean training loss of each round (``train_loss_mean``, a mini-batch
-# loss: a window mean, not one round, is what the curves show through the noise). The text's
+# The text's statements on the loss curves of Figures 1, 2 and 8 (MNIST; N = 10 unless a point
+# names another), read per seed on window means of the agents' mean training loss of each round
+# (``train_loss_mean``, a mini-batch loss: a window mean, not one round, is what the curves show
+# through the noise). The text's
 # horizon for these curves is 500 rounds ("in about 500 rounds", "within 500 rounds").
 HORIZON = 500
 WINDOWS = {
@@ -162,8 +163,12 @@ CURVE_ALGORITHMS = ("dpdl", "dp_cga", "dp_netfleet", "dp_dpsgd", "muffliato")
 _CURVE_BASELINES = CURVE_ALGORITHMS[1:]
 # Appendix D, L1464: each algorithm's loss on the ring, N = 10, eps 0.5, "in about 500 rounds".
 RING_500 = {"dpdl": 0.39, "dp_cga": 0.56, "dp_netfleet": 0.68, "dp_dpsgd": 1.99, "muffliato": 2.14}
+# §VI-B1, L447: each algorithm's loss on the bipartite graph, N = 20, eps 0.5, "in about 500 rounds".
+N20_500 = {"dpdl": 0.27, "dp_cga": 0.69, "dp_netfleet": 0.53, "dp_dpsgd": 1.62, "muffliato": 1.64}
 # The text prints these losses to 0.01.
 RING_500_UNIT = 0.01
+# The N of every curve point but those of the N = 20 statements (the study's cells are N = 10).
+N10 = 10
 _DENSER = ("bipartite", "fully_connected")
 _LOWER = (f"loss tolerance {LOSS_REL_TOL:.0%} of the larger + t SE (Student's t, 95%) of the per-seed differences "
           "(of the two means where the seeds differ; one seed: no spread)")
@@ -189,6 +194,22 @@ CURVE_SPECS = {s.id: s for s in (
            "MUFFLIATO, are 0.560.56, 0.680.68, 1.991.99, and 2.142.14, respectively, within the same time horizon.",
            "Appendix D, Figure 8",
            "MNIST ring, N = 10, eps 0.5, each of the five algorithms (the text's DPDL 0.39 and the four baselines')",
+           f"per algorithm, {WINDOWS['at_500']} (its mean over seeds) within the tolerance of the text's value: "
+           f"{LOSS_REL_TOL:.0%} of the larger or half the print unit ({RING_500_UNIT / 2:g}), whichever is larger. "
+           "Nearer than the tolerance less the 95% t interval of our seed mean holds, further than the tolerance "
+           "plus it fails, otherwise inconclusive; every algorithm must hold"),
+    _curve("fig01.n20_lowest_500", "DPDL's loss at about 500 rounds is the lowest of the five (bipartite, N = 20)",
+           "when ϵ=0.5\\epsilon=0.5 and N=20N=20, the training loss of our DPDL algorithm achieves its minimum value "
+           "around 0.270.27 in about 500500 rounds", "§VI-B1, Figure 1",
+           "MNIST bipartite, N = 20, eps 0.5, DPDL against each of the four baselines",
+           f"per baseline, {WINDOWS['at_500']} above DPDL's by more than the {_LOWER} holds; below DPDL's by more "
+           "than that fails; in between inconclusive; every baseline must hold"),
+    _curve("fig01.n20_losses_500", "each algorithm's loss at about 500 rounds is the text's (bipartite, N = 20)",
+           "while the ones of the other four reference algorithms, i.e., DP-CGA, DP-NETFLEET, DP-DPSGD, and "
+           "MUFFLIATO, are 0.690.69, 0.530.53, 1.621.62, and 1.641.64, respectively, within the same time horizon.",
+           "§VI-B1, Figure 1",
+           "MNIST bipartite, N = 20, eps 0.5, each of the five algorithms (the text's DPDL 0.27 and the four "
+           "baselines')",
            f"per algorithm, {WINDOWS['at_500']} (its mean over seeds) within the tolerance of the text's value: "
            f"{LOSS_REL_TOL:.0%} of the larger or half the print unit ({RING_500_UNIT / 2:g}), whichever is larger. "
            "Nearer than the tolerance less the 95% t interval of our seed mean holds, further than the tolerance "
@@ -231,18 +252,23 @@ CURVE_SPECS = {s.id: s for s in (
 )}
 # The (algorithm, graph, eps) points each curve claim reads, per eps it is judged at (its setting).
 CURVE_POINTS = {
-    "fig08.ring_lowest_500": {0.5: [(a, "ring", 0.5) for a in CURVE_ALGORITHMS]},
-    "fig08.ring_losses_500": {0.5: [(a, "ring", 0.5) for a in CURVE_ALGORITHMS]},
-    "fig02.dpdl_denser_faster": {0.5: [("dpdl", g, 0.5) for g in _DENSER]},
-    "fig02.advantage_grows": {0.5: [(a, g, 0.5) for a in CURVE_ALGORITHMS for g in _DENSER]},
-    "fig01.small_eps_baselines": {0.25: [(a, "bipartite", e) for a in CURVE_ALGORITHMS for e in (0.25, 1.0)]},
-    "fig08.ring_fastest": {e: [(a, "ring", e) for a in CURVE_ALGORITHMS] for e in (0.25, 0.5, 1.0)},
+    "fig08.ring_lowest_500": {0.5: [(a, "ring", 0.5, N10) for a in CURVE_ALGORITHMS]},
+    "fig08.ring_losses_500": {0.5: [(a, "ring", 0.5, N10) for a in CURVE_ALGORITHMS]},
+    "fig01.n20_lowest_500": {0.5: [(a, "bipartite", 0.5, 20) for a in CURVE_ALGORITHMS]},
+    "fig01.n20_losses_500": {0.5: [(a, "bipartite", 0.5, 20) for a in CURVE_ALGORITHMS]},
+    "fig02.dpdl_denser_faster": {0.5: [("dpdl", g, 0.5, N10) for g in _DENSER]},
+    "fig02.advantage_grows": {0.5: [(a, g, 0.5, N10) for a in CURVE_ALGORITHMS for g in _DENSER]},
+    "fig01.small_eps_baselines": {0.25: [(a, "bipartite", e, N10) for a in CURVE_ALGORITHMS for e in (0.25, 1.0)]},
+    "fig08.ring_fastest": {e: [(a, "ring", e, N10) for a in CURVE_ALGORITHMS] for e in (0.25, 0.5, 1.0)},
 }
 # What the text says for each, in the answer's "paper" column.
 CURVE_PAPER = {
     "fig08.ring_lowest_500": "DPDL 0.39 lowest; " + ", ".join(f"{display_name(a)} {RING_500[a]:g}"
                                                               for a in _CURVE_BASELINES),
     "fig08.ring_losses_500": ", ".join(f"{display_name(a)} {RING_500[a]:g}" for a in CURVE_ALGORITHMS),
+    "fig01.n20_lowest_500": "DPDL 0.27 lowest; " + ", ".join(f"{display_name(a)} {N20_500[a]:g}"
+                                                             for a in _CURVE_BASELINES),
+    "fig01.n20_losses_500": ", ".join(f"{display_name(a)} {N20_500[a]:g}" for a in CURVE_ALGORITHMS),
     "fig02.dpdl_denser_faster": "\"improves with denser communication topologies\" (Figure 2; at N = 20 DPDL's "
                                 "0.29 within 400 rounds on the bipartite graph, 200 on the fully connected)",
     "fig02.advantage_grows": "\"becomes more pronounced\" (Figure 2; at N = 20 on the fully connected graph the "
@@ -251,7 +277,8 @@ CURVE_PAPER = {
     "fig08.ring_fastest": "DPDL \"the fastest convergence\" at N = 10 (Figure 8, curves)",
 }
 
-Means = Mapping[tuple[str, str, float], Mapping[int, Mapping[str, float]]]
+# (algorithm, graph, eps, N) -> seed -> window -> mean loss.
+Means = Mapping[tuple[str, str, float, int], Mapping[int, Mapping[str, float]]]
 
 
 def window_means(loss: pd.Series, rounds: int, diverged: bool = False) -> dict[str, float]:
@@ -270,7 +297,7 @@ def window_means(loss: pd.Series, rounds: int, diverged: bool = False) -> dict[s
             "at_500": float(loss.loc[HORIZON - HORIZON // 10 + 1:HORIZON].mean())}
 
 
-def _seeds(means: Means, point: tuple[str, str, float], window: str) -> dict[int, float]:
+def _seeds(means: Means, point: tuple[str, str, float, int], window: str) -> dict[int, float]:
     return {seed: w[window] for seed, w in means[point].items()}
 
 
@@ -292,38 +319,45 @@ def _factor_above(label: str, a: Mapping[int, float], b: Mapping[int, float]) ->
     return dataclasses.replace(Comparison.paired(label, a, b, float(np.log1p(LOSS_REL_TOL))), log=True)
 
 
-def _ring_lowest(m: Means, eps: float) -> tuple[list[Comparison], str]:
-    d = _seeds(m, ("dpdl", "ring", eps), "at_500")
-    comps = []
-    for b in _CURVE_BASELINES:
-        o = _seeds(m, (b, "ring", eps), "at_500")
-        comps.append(_below(f"DPDL {seed_mean(d):.3f} vs {display_name(b)} {seed_mean(o):.3f}", d, o,
-                            RING_500[b] - RING_500["dpdl"]))
-    return comps, _listing(m, "ring", eps, "at_500")
+def _lowest_at_500(graph: str, n: int, text: Mapping[str, float]):
+    """The rule "DPDL's loss at about 500 rounds is the lowest" on (``graph``, N = ``n``),
+    each baseline's effect set beside the ``text``'s losses' difference."""
+    def rule(m: Means, eps: float) -> tuple[list[Comparison], str]:
+        d = _seeds(m, ("dpdl", graph, eps, n), "at_500")
+        comps = []
+        for b in _CURVE_BASELINES:
+            o = _seeds(m, (b, graph, eps, n), "at_500")
+            comps.append(_below(f"DPDL {seed_mean(d):.3f} vs {display_name(b)} {seed_mean(o):.3f}", d, o,
+                                text[b] - text["dpdl"]))
+        return comps, _listing(m, graph, eps, "at_500", n)
+    return rule
 
 
-def _ring_losses(m: Means, eps: float) -> tuple[list[Comparison], str]:
+def _losses_at_500(graph: str, n: int, text: Mapping[str, float]):
+    """The rule "each algorithm's loss at about 500 rounds is the ``text``'s" on (``graph``, N = ``n``)."""
     from ...verdicts import mean_interval
 
-    comps = []
-    for a in CURVE_ALGORITHMS:
-        ours = list(_seeds(m, (a, "ring", eps), "at_500").values())
-        mean, paper = float(np.mean(ours)), RING_500[a]
-        tol, band = max(LOSS_REL_TOL * max(paper, mean), RING_500_UNIT / 2), mean_interval(ours)
-        # The tolerance less our distance from the text: positive when nearer than it.
-        comps.append(Comparison(f"{display_name(a)} {mean:.3f} vs {paper:g} (tolerance {tol:.3g})",
-                                tol - abs(mean - paper), band, interval=band, paper=paper, effect=mean, level=True))
-    return comps, _listing(m, "ring", eps, "at_500")
+    def rule(m: Means, eps: float) -> tuple[list[Comparison], str]:
+        comps = []
+        for a in CURVE_ALGORITHMS:
+            ours = list(_seeds(m, (a, graph, eps, n), "at_500").values())
+            mean, paper = float(np.mean(ours)), text[a]
+            tol, band = max(LOSS_REL_TOL * max(paper, mean), RING_500_UNIT / 2), mean_interval(ours)
+            # The tolerance less our distance from the text: positive when nearer than it.
+            comps.append(Comparison(f"{display_name(a)} {mean:.3f} vs {paper:g} (tolerance {tol:.3g})",
+                                    tol - abs(mean - paper), band, interval=band, paper=paper, effect=mean, level=True))
+        return comps, _listing(m, graph, eps, "at_500", n)
+    return rule
 
 
 def _denser_faster(m: Means, eps: float) -> tuple[list[Comparison], str]:
     comps = []
     for window in ("speed", "final"):
-        bip, fc = (_seeds(m, ("dpdl", g, eps), window) for g in _DENSER)
+        bip, fc = (_seeds(m, ("dpdl", g, eps, N10), window) for g in _DENSER)
         comps.append(_below(f"{window}: fully connected {seed_mean(fc):.3f} vs bipartite {seed_mean(bip):.3f}",
                             fc, bip))
-    return comps, "; ".join(f"{w}: DPDL bipartite {seed_mean(_seeds(m, ('dpdl', 'bipartite', eps), w)):.3f}, fully "
-                            f"connected {seed_mean(_seeds(m, ('dpdl', 'fully_connected', eps), w)):.3f}"
+    return comps, "; ".join(f"{w}: DPDL bipartite {seed_mean(_seeds(m, ('dpdl', 'bipartite', eps, N10), w)):.3f}, "
+                            f"fully connected {seed_mean(_seeds(m, ('dpdl', 'fully_connected', eps, N10), w)):.3f}"
                             for w in ("speed", "final"))
 
 
@@ -331,7 +365,7 @@ def _advantage(m: Means, eps: float) -> tuple[list[Comparison], str]:
     comps, shown = [], []
     for window in ("speed", "final"):
         for b in _CURVE_BASELINES:
-            adv = {g: _log_ratio(_seeds(m, (b, g, eps), window), _seeds(m, ("dpdl", g, eps), window))
+            adv = {g: _log_ratio(_seeds(m, (b, g, eps, N10), window), _seeds(m, ("dpdl", g, eps, N10), window))
                    for g in _DENSER}
             ratio = {g: float(np.exp(seed_mean(v))) for g, v in adv.items()}
             comps.append(_factor_above(f"{window}: {display_name(b)}/DPDL {ratio['bipartite']:.2f}x -> "
@@ -345,14 +379,14 @@ def _small_eps(m: Means, eps: float) -> tuple[list[Comparison], str]:
     from ...verdicts import effect_interval
 
     lo, hi = eps, 1.0
-    d_fast = {e: _seeds(m, ("dpdl", "bipartite", e), "speed") for e in (lo, hi)}
+    d_fast = {e: _seeds(m, ("dpdl", "bipartite", e, N10), "speed") for e in (lo, hi)}
     slow, half = effect_interval(d_fast[lo], d_fast[hi])
     tol = LOSS_REL_TOL * seed_mean(d_fast[hi])
     # "Still rapidly": the tolerance less DPDL's slowdown (the interval is the slowdown's).
     comps = [Comparison(f"DPDL's speed eps {hi:g} -> {lo:g}: {seed_mean(d_fast[hi]):.3f} -> "
                         f"{seed_mean(d_fast[lo]):.3f}, the tolerance {tol:.3g} less the slowdown",
                         tol - slow, half, interval=half, effect=slow)]
-    level = {(a, e): _seeds(m, (a, "bipartite", e), "final") for a in CURVE_ALGORITHMS for e in (lo, hi)}
+    level = {(a, e): _seeds(m, (a, "bipartite", e, N10), "final") for a in CURVE_ALGORITHMS for e in (lo, hi)}
     d_loss = _log_ratio(level["dpdl", lo], level["dpdl", hi])
     for b in _CURVE_BASELINES:
         comps.append(_below(f"eps {lo:g}: DPDL {seed_mean(level['dpdl', lo]):.3f} vs {display_name(b)} "
@@ -367,36 +401,40 @@ def _small_eps(m: Means, eps: float) -> tuple[list[Comparison], str]:
 
 
 def _ring_fastest(m: Means, eps: float) -> tuple[list[Comparison], str]:
-    d = _seeds(m, ("dpdl", "ring", eps), "speed")
+    d = _seeds(m, ("dpdl", "ring", eps, N10), "speed")
     comps = [_below(f"DPDL {seed_mean(d):.3f} vs {display_name(b)} {seed_mean(o):.3f}", d, o)
-             for b in _CURVE_BASELINES for o in [_seeds(m, (b, "ring", eps), "speed")]]
-    return comps, _listing(m, "ring", eps, "speed")
+             for b in _CURVE_BASELINES for o in [_seeds(m, (b, "ring", eps, N10), "speed")]]
+    return comps, _listing(m, "ring", eps, "speed", N10)
 
 
-def _listing(m: Means, graph: str, eps: float, window: str) -> str:
-    """Each algorithm's mean of ``window`` at (``graph``, ``eps``) with its number of seeds."""
+def _listing(m: Means, graph: str, eps: float, window: str, n: int) -> str:
+    """Each algorithm's mean of ``window`` at (``graph``, ``eps``, N = ``n``) with its number of seeds."""
     head = {"speed": f"mean loss over rounds 1-{HORIZON}", "at_500": f"mean loss over rounds "
             f"{HORIZON - HORIZON // 10 + 1}-{HORIZON}"}[window]
-    return head + ": " + ", ".join(f"{display_name(a)} {seed_mean(_seeds(m, (a, graph, eps), window)):.3f} "
-                                   f"({len(m[a, graph, eps])} seed{'s' * (len(m[a, graph, eps]) > 1)})"
+    return head + ": " + ", ".join(f"{display_name(a)} {seed_mean(_seeds(m, (a, graph, eps, n), window)):.3f} "
+                                   f"({len(m[a, graph, eps, n])} seed{'s' * (len(m[a, graph, eps, n]) > 1)})"
                                    for a in CURVE_ALGORITHMS)
 
 
-_CURVE_RULES = {"fig08.ring_lowest_500": _ring_lowest, "fig08.ring_losses_500": _ring_losses,
+_CURVE_RULES = {"fig08.ring_lowest_500": _lowest_at_500("ring", N10, RING_500),
+                "fig08.ring_losses_500": _losses_at_500("ring", N10, RING_500),
+                "fig01.n20_lowest_500": _lowest_at_500("bipartite", 20, N20_500),
+                "fig01.n20_losses_500": _losses_at_500("bipartite", 20, N20_500),
                 "fig02.dpdl_denser_faster": _denser_faster, "fig02.advantage_grows": _advantage,
                 "fig01.small_eps_baselines": _small_eps, "fig08.ring_fastest": _ring_fastest}
 # Each curve claim's margin in words (the claim's ``tolerance``).
+_TEXT_LOSS_TOL = (f"{LOSS_REL_TOL:.0%} of the larger loss or half the print unit ({RING_500_UNIT / 2:g}), whichever "
+                  "is larger, -+ the 95% t interval of our seed mean (one seed: none)")
 CURVE_TOLERANCE = {
-    "fig08.ring_lowest_500": _LOWER, "fig08.ring_losses_500": (
-        f"{LOSS_REL_TOL:.0%} of the larger loss or half the print unit ({RING_500_UNIT / 2:g}), whichever is larger, "
-        "-+ the 95% t interval of our seed mean (one seed: none)"),
+    "fig08.ring_lowest_500": _LOWER, "fig08.ring_losses_500": _TEXT_LOSS_TOL,
+    "fig01.n20_lowest_500": _LOWER, "fig01.n20_losses_500": _TEXT_LOSS_TOL,
     "fig02.dpdl_denser_faster": _LOWER, "fig02.advantage_grows": _FACTOR,
     "fig01.small_eps_baselines": f"{_LOWER}; ratios: {_FACTOR}", "fig08.ring_fastest": _LOWER}
 
 
 def curve_claim(spec_id: str, eps: float, means: Means, condition: str = "") -> Claim:
     """Curve claim ``spec_id`` (:data:`CURVE_SPECS`) at ``eps``, judged on ``means``: (algorithm,
-    graph, eps) -> seed -> :func:`window_means`, holding every point of :data:`CURVE_POINTS`
+    graph, eps, N) -> seed -> :func:`window_means`, holding every point of :data:`CURVE_POINTS`
     at ``eps``. The evidence has the text's words (``paper``), our window means (``ours``) and
     the comparisons (``why``)."""
     comps, ours = _CURVE_RULES[spec_id](means, eps)

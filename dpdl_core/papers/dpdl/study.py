@@ -134,31 +134,45 @@ def _purpose(dataset: str, graph: str, eps: float, cell: float) -> str:
     return f"Table {table[1] if graph == 'ring' else table[0]}: does DPDL's accuracy grow with eps?"
 
 
-# Why the loss-curve runs are made, per graph (the text's statements they serve).
-_CURVE_PURPOSE = {"fully_connected": "Figure 2: does DPDL's advantage grow on a denser graph?",
-                  "bipartite": "Figure 1 (N = 10): does the baselines' convergence fail at eps 0.25 and DPDL's not?",
-                  "ring": "Figure 8 (N = 10): does DPDL converge fastest on the ring?"}
+# Why the loss-curve runs are made, per graph and N (the text's statements they serve).
+_CURVE_PURPOSE = {("fully_connected", 10): "Figure 2: does DPDL's advantage grow on a denser graph?",
+                  ("bipartite", 10): "Figure 1 (N = 10): does the baselines' convergence fail at eps 0.25 and "
+                                     "DPDL's not?",
+                  ("ring", 10): "Figure 8 (N = 10): does DPDL converge fastest on the ring?",
+                  ("bipartite", 20): "Figure 1 (N = 20): are the losses at 500 rounds the text's?"}
+# The N of the study's cells (the paper's Tables I-II and V-VI at N = 10).
+N10 = 10
 
 
-def _trend_run(dataset: str, graph: str, eps: float, alg: str, seed: int, purpose: str, priority: int) -> tuple:
+def n_setting(setting: str, n: int) -> str:
+    """The setting tag of a run at N = ``n``: ``setting`` at N = 10, else ``<setting>/n<n>``, so
+    that a run at another N never joins an N = 10 cell."""
+    return setting if n == N10 else f"{setting}/n{n}"
+
+
+def _trend_run(dataset: str, graph: str, eps: float, alg: str, seed: int, purpose: str, priority: int,
+               n: int = N10) -> tuple:
     """``add``'s arguments for a run in the dataset's :data:`TREND_SETTING` under paper noise at
-    (``graph``, ``eps``): its key names the graph and eps where they are not the decisive cell's."""
+    (``graph``, ``eps``, N = ``n``): its key names the graph and eps where they are not the
+    decisive cell's, and N where it is not 10 (:func:`n_setting`)."""
     setting, base, hp = TREND_SETTING[dataset]
     cell_graph, cell = _CELL[dataset]
     part = graph if eps == cell else (f"eps{eps:g}" if graph == cell_graph else f"{graph}/eps{eps:g}")
-    return (f"{dataset}/{setting}/paper_noise/{part}/{alg}/seed{seed}", purpose, priority,
+    return (f"{dataset}/{n_setting(setting, n)}/paper_noise/{part}/{alg}/seed{seed}", purpose, priority,
             preset(dataset, topology=graph, algorithm=alg, sigma_rule="authors_code", seed=seed,
-                   **{**base, "epsilon": eps}, **hp))
+                   **{**base, "epsilon": eps, "n_agents": n}, **hp))
 
 
 def _estimate(cfg) -> float:
-    """Seconds of one run on one core, the other core busy, with the kernels it runs."""
+    """Seconds of one run on one core, the other core busy, with the kernels it runs; a round
+    and an evaluation cost in proportion to N."""
     per_round = (_SECONDS_PER_ROUND[(cfg.dataset, cfg.algorithm)] * _MODEL_COST.get(cfg.model, 1.0)
                  * _KERNEL_COST.get((cfg.dataset, cfg.per_sample_strategy), 1.0))
     if cfg.algorithm in _PER_NEIGHBOUR:
         degree = int(np.count_nonzero(make_topology(cfg.topology, cfg.n_agents).W[0])) - 1
         per_round *= (degree + 1) / (_BIPARTITE_DEGREE + 1)
-    return cfg.rounds * per_round + cfg.rounds // cfg.eval_every * _SECONDS_PER_EVAL[cfg.dataset][cfg.eval_strategy]
+    seconds = cfg.rounds * per_round + cfg.rounds // cfg.eval_every * _SECONDS_PER_EVAL[cfg.dataset][cfg.eval_strategy]
+    return seconds * cfg.n_agents / N10
 
 
 def study() -> Study:
@@ -172,7 +186,8 @@ def study() -> Study:
         setting, mode = key.split("/")[1:-2], "equal_eps" if cfg.sigma_rule == "rdp" else "paper_noise"
         setting = [p for p in setting if p not in ("paper_noise", "equal_eps", *GRAPHS) and not p.startswith("eps")]
         tags = {"dataset": cfg.dataset, "setting": "/".join(setting), "mode": mode, "algorithm": cfg.algorithm,
-                "seed": cfg.seed, "topology": cfg.topology, "epsilon": cfg.epsilon, "lr": cfg.lr, "clip": cfg.clip}
+                "seed": cfg.seed, "topology": cfg.topology, "epsilon": cfg.epsilon, "n_agents": cfg.n_agents,
+                "lr": cfg.lr, "clip": cfg.clip}
         runs.append(StudyRun(key, purpose, priority, cfg, _estimate(cfg), tags, estimator=_estimate))
 
     # 0: the decisive pair at the code's eta and C, then the rest of that table row.
@@ -262,14 +277,15 @@ def study() -> Study:
     from .claims import CURVE_POINTS
 
     setting = TREND_SETTING["mnist"][0]
-    have = {(r.tags["algorithm"], r.tags["topology"], r.tags["epsilon"]) for r in runs
-            if (r.tags["dataset"], r.tags["setting"], r.tags["mode"]) == ("mnist", setting, "paper_noise")}
+    have = {(r.tags["algorithm"], r.tags["topology"], r.tags["epsilon"], r.tags["n_agents"]) for r in runs
+            if (r.tags["dataset"], r.tags["setting"], r.tags["mode"]) == (
+                "mnist", n_setting(setting, r.tags["n_agents"]), "paper_noise")}
     curve = [p for p in dict.fromkeys(p for cases in CURVE_POINTS.values() for ps in cases.values() for p in ps)
              if p not in have]
     for seed_prio, seeds in ((14, (0,)), (15, (1, 2))):
-        for alg, graph, eps in curve:
+        for alg, graph, eps, n in curve:
             for seed in seeds:
-                add(*_trend_run("mnist", graph, eps, alg, seed, _CURVE_PURPOSE[graph], seed_prio))
+                add(*_trend_run("mnist", graph, eps, alg, seed, _CURVE_PURPOSE[graph, n], seed_prio, n))
     # 10, 12: the gradient-inversion cell of each dataset (Tables III-IV, Figures 5-6).
     for dataset, prio in (("mnist", 10), ("cifar10", 12)):
         job = Job(ATTACK_FUNCTION, attack_spec(dataset))
@@ -279,6 +295,7 @@ def study() -> Study:
                              estimate_seconds(job.spec),
                              {"dataset": dataset, "setting": "attack", "mode": "paper_noise", "algorithm": "dpdl",
                               "seed": cfg["seed"], "topology": cfg["topology"], "epsilon": cfg["epsilon"],
+                              "n_agents": cfg["n_agents"],
                               "lr": cfg["lr"], "clip": cfg["clip"]}))
     return Study(
         paper="dpdl",
@@ -300,6 +317,7 @@ SETTING_NAMES = {
     "authors_variant/paper_hp": "authors variant at the paper's eta, C",
     "authors_config": "authors' configuration (their CNN with dropout, eta {lr:g} decayed, C {clip:g}, B 256)",
     "authors_variant/authors_config": "authors variant at their configuration (micro-batch clipping)",
+    "code_hp/n20": "code's eta {lr:g}, C {clip:g}, N = 20",
 }
 _TABLES = {"tab01_mnist_accuracy": "Table I", "tab02_cifar10_accuracy": "Table II",
            "tab05_mnist_ring_accuracy": "Table V", "tab06_cifar10_ring_accuracy": "Table VI"}
@@ -318,15 +336,16 @@ def _where(dataset: str, graph: str, eps: float) -> str:
     return ", ".join(parts)
 
 
-def _paper_cell(dataset: str, algorithm: str, epsilon: float, topology: str = "bipartite") -> tuple[float, float]:
-    """The paper's mean and std for one cell (N = 10, alpha_d = 0.25): Table I / II, or V / VI
+def _paper_cell(dataset: str, algorithm: str, epsilon: float, topology: str = "bipartite",
+                n: int = N10) -> tuple[float, float]:
+    """The paper's mean and std for one cell (N = ``n``, alpha_d = 0.25): Table I / II, or V / VI
     on the ring."""
     from ...sim import display_name
     from ...verdicts import load_reference
 
     ref = load_reference("dpdl", "dpdl_accuracy")
     row = ref[(ref["dataset"] == dataset) & (ref["algorithm"] == display_name(algorithm))
-              & (ref["topology"] == topology) & (ref["n_agents"] == 10) & (ref["alpha_d"] == 0.25)
+              & (ref["topology"] == topology) & (ref["n_agents"] == n) & (ref["alpha_d"] == 0.25)
               & (ref["epsilon"] == epsilon)]
     return (float(row["accuracy_mean"].iloc[0]), float(row["accuracy_std"].iloc[0])) if len(row) else (np.nan, np.nan)
 
@@ -355,7 +374,8 @@ def table(store=None) -> pd.DataFrame:
     for (dataset, setting, mode, graph, eps, alg), g in finals.groupby(keys, sort=False):
         # The authors' configuration is meant to produce the paper's numbers; their variants
         # (micro-batch clipping) are compared with the per-sample runs, not with the tables.
-        paper, paper_std = (_paper_cell(dataset, alg, eps, graph) if not setting.startswith("authors_variant")
+        n = int(g["n_agents"].iloc[0])
+        paper, paper_std = (_paper_cell(dataset, alg, eps, graph, n) if not setting.startswith("authors_variant")
                             else (np.nan, np.nan))
         acc = 100 * g["avg_test_acc"]
         rows.append({"data": g["dataset_label"].iloc[0], "setting": _setting_name(setting, g["lr"].iloc[0],
@@ -366,7 +386,7 @@ def table(store=None) -> pd.DataFrame:
                      "agents (%)": 100 * g["test_acc"].mean(), "sigma": g["sigma_mean"].mean(),
                      "accountant eps": g["epsilon_rdp_max"].max(), "paper (%)": paper, "paper std": paper_std,
                      "diverged": bool(g["diverged"].any()), "_dataset": dataset, "_setting": setting, "_mode": mode,
-                     "_topology": graph, "_epsilon": eps, "_lr": g["lr"].iloc[0], "_clip": g["clip"].iloc[0],
+                     "_topology": graph, "_epsilon": eps, "_n": n, "_lr": g["lr"].iloc[0], "_clip": g["clip"].iloc[0],
                      "_algorithm": alg, "_values": acc.tolist(), "_seeds": g["seed"].astype(int).tolist()})
     return pd.DataFrame(rows)
 
@@ -408,7 +428,7 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     missing = [alg for alg in cell if alg not in g.index]
     compared = [_display(alg) for alg in cell if alg != "dpdl" and alg in g.index]
     not_in_study = [_display(alg) for alg in ALGORITHMS if alg not in cell]
-    ref = {alg: _paper_cell(dataset, alg, eps, graph)[0] for alg in cell if alg != "dpdl"}
+    ref = {alg: _paper_cell(dataset, alg, eps, graph, int(g["_n"].iloc[0]))[0] for alg in cell if alg != "dpdl"}
     paper_top = max(ref, key=ref.get)
     tol = margin_note(f"{ACCURACY_TOL} pp", [len(a), len(b)], paired)
     scope = f"baselines compared: {', '.join(compared)}" + (
@@ -756,7 +776,8 @@ def _loss_claims(store, cal: dict, s: Study | None = None) -> list:
 
 def _curve_claims(store, cal: dict, s: Study | None = None) -> list:
     """The text's statements on the loss curves (:data:`.claims.CURVE_SPECS`) in the study's
-    MNIST setting (the code's eta and C, paper noise, N = 10), per claim and eps of
+    MNIST setting (the code's eta and C, paper noise, N = 10 unless a point names another N),
+    per claim and eps of
     :data:`.claims.CURVE_POINTS`, on every declared seed of each point; *inconclusive*, naming
     the runs not yet stored, until all of them are. Calibrated as DPDL's cells are."""
     from ...sim import display_name
@@ -764,11 +785,11 @@ def _curve_claims(store, cal: dict, s: Study | None = None) -> list:
     from .claims import CURVE_PAPER, CURVE_POINTS, CURVE_SPECS, CURVE_TOLERANCE, curve_claim, window_means
 
     setting = TREND_SETTING["mnist"][0]
-    declared: dict[tuple[str, str, float], list[StudyRun]] = {}
+    declared: dict[tuple[str, str, float, int], list[StudyRun]] = {}
     for r in (s or study()).runs:
         t = r.tags
-        if (t["dataset"], t["setting"], t["mode"]) == ("mnist", setting, "paper_noise"):
-            declared.setdefault((t["algorithm"], t["topology"], float(t["epsilon"])), []).append(r)
+        if (t["dataset"], t["setting"], t["mode"]) == ("mnist", n_setting(setting, t["n_agents"]), "paper_noise"):
+            declared.setdefault((t["algorithm"], t["topology"], float(t["epsilon"]), t["n_agents"]), []).append(r)
     means: dict = {}
 
     def load(point) -> bool:
@@ -787,15 +808,17 @@ def _curve_claims(store, cal: dict, s: Study | None = None) -> list:
     out = []
     for spec_id, cases in CURVE_POINTS.items():
         for eps, points in cases.items():
-            graphs = " / ".join(dict.fromkeys(g.replace("_", " ") for _, g, _ in points))
-            cond = f"mnist, {_setting_name(setting, **CODE_HP)}, paper noise, N = 10, {graphs}, eps {eps:g}"
-            calibration = worst_calibration([cal.get(("mnist", setting, g, e), ("", "")) for a, g, e in points
-                                             if a == "dpdl"])
+            graphs = " / ".join(dict.fromkeys(g.replace("_", " ") for _, g, _, _ in points))
+            ns = " / ".join(dict.fromkeys(str(n) for *_, n in points))
+            cond = f"mnist, {_setting_name(setting, **CODE_HP)}, paper noise, N = {ns}, {graphs}, eps {eps:g}"
+            calibration = worst_calibration([cal.get(("mnist", n_setting(setting, n), g, e), ("", ""))
+                                             for a, g, e, n in points if a == "dpdl"])
             missing = [p for p in points if not load(p)]
             if missing:
-                waiting = "; ".join(f"{display_name(a)} {g.replace('_', ' ')} eps {e:g} " + (
-                    "seeds " + ", ".join(str(r.tags["seed"]) for r in declared[a, g, e] if r.found(store) is None)
-                    if (a, g, e) in declared else "(no run declared)") for a, g, e in missing)
+                waiting = "; ".join(f"{display_name(a)} {g.replace('_', ' ')} eps {e:g}"
+                                    + (f" N = {n} " if n != N10 else " ") + (
+                    "seeds " + ", ".join(str(r.tags["seed"]) for r in declared[a, g, e, n] if r.found(store) is None)
+                    if (a, g, e, n) in declared else "(no run declared)") for a, g, e, n in missing)
                 claim = CURVE_SPECS[spec_id].claim("inconclusive", {
                     "paper": CURVE_PAPER[spec_id], "ours": "not run yet", "why": f"not judged: not yet run: {waiting}"},
                     CURVE_TOLERANCE[spec_id], condition=cond)
