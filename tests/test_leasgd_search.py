@@ -79,3 +79,21 @@ def test_the_chosen_points_run_every_seed_and_their_claims_name_the_point(monkey
     assert len(st.runs) == before + 2
     store = st.store()
     assert leasgd._tab01_best_faith_claims(store, "paper") == []  # LEASGD's seeds 1-2 there are not stored
+
+
+def test_at_the_papers_point_the_best_faith_claims_read_table_1s_own_runs(monkeypatch):
+    """Chosen at the paper's point (C 1, T_max 1,500), the best-faith claims read Table 1's own
+    MNIST m = 5 runs: the same numbers as Table 1's claims there, the point named in their
+    setting, and no claim over every m (only m = 5 is searched)."""
+    from dpdl_core.papers.leasgd import search
+    from dpdl_core.papers.leasgd import study as leasgd
+
+    monkeypatch.setattr(search, "CHOSEN", {"leasgd": (1.0, 1500), "dp_dpsgd": (1.0, 1500)})
+    store = leasgd.study().store()
+    best = {c.id: c for c in leasgd._tab01_best_faith_claims(store, "paper")}
+    table1 = {c.id: c for c in leasgd._tab01_claims(store, "paper")}
+    assert set(best) == set(table1) - {"tab01.stable_in_m"}
+    for claim_id, c in best.items():
+        assert c.condition.startswith("best-faith point chosen by validation accuracy (search.py): LEASGD C 1")
+        assert c.evidence["ours"] == table1[claim_id].evidence["ours"].split("; ")[0]
+        assert c.verdict != "holds"  # one cell of six cannot hold a claim over every cell
