@@ -58,7 +58,7 @@ def test_the_chosen_points_are_the_rule_applied_to_the_committed_search():
         assert search.CHOSEN is None and search.chosen_runs() == []
         return
     chosen = choose(results).set_index("algorithm")
-    assert search.CHOSEN == {a: (float(r.clip), int(r.t_max)) for a, r in chosen.iterrows()}
+    assert search.CHOSEN == {a: (float(r["clip"]), int(r["t_max"])) for a, r in chosen.iterrows()}
 
 
 def test_the_chosen_points_run_every_seed_and_their_claims_name_the_point(monkeypatch):
@@ -67,6 +67,7 @@ def test_the_chosen_points_run_every_seed_and_their_claims_name_the_point(monkey
     from dpdl_core.papers.leasgd import search
     from dpdl_core.papers.leasgd import study as leasgd
 
+    monkeypatch.setattr(search, "CHOSEN", None)
     before = len(leasgd.study().runs)
     monkeypatch.setattr(search, "CHOSEN", {"leasgd": (3.0, 1500), "dp_dpsgd": (1.0, 1500)})
     runs = search.chosen_runs()
