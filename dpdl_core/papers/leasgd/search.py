@@ -79,12 +79,13 @@ def choose(results: pd.DataFrame) -> pd.DataFrame:
 
 def chosen_runs(profile: str = "paper") -> list[SearchRun]:
     """The runs at each method's :data:`CHOSEN` point, one per seed of :data:`SEEDS_AT_CHOICE`
-    (seed 0 is the search's own run there); none while :data:`CHOSEN` is None."""
+    (seed 0 is the search's own run there); none while :data:`CHOSEN` is None, nor at a
+    profile without Table 1's MNIST m = 5 cell (as :func:`search_runs`)."""
     from .figures import Tab01Settings
 
-    if CHOSEN is None:
-        return []
     base = {c.algorithm: c for c in Tab01Settings.from_profile(profile).configs()
             if c.dataset == "mnist" and c.n_agents == 5 and c.seed == 0}
+    if CHOSEN is None or not base:
+        return []
     return [SearchRun(alg, clip, t_max, base[alg].replace(clip=clip, rounds=t_max, seed=seed))
             for alg, (clip, t_max) in CHOSEN.items() for seed in SEEDS_AT_CHOICE]
