@@ -284,8 +284,8 @@ def _table1_claims(store, s: Tab01Settings, configs: list, declared: list, point
         if c.verdict == "holds" and missing:
             # "in every cell": the cells not yet run could still fail it.
             c = dataclasses.replace(c, verdict="inconclusive")
-            why = (f"holds in the {len(cells)} cells run; not yet run: " + ", ".join(f"{d} m={m}" for d, m in missing)
-                   + f"; {c.evidence}")
+            why = (f"holds in the {len(cells)} cell{'s' * (len(cells) != 1)} run; not yet run: "
+                   + ", ".join(f"{d} m={m}" for d, m in missing) + f"; {c.evidence}")
         out.append(_with(c, setting, paper_text, ours_text, why).calibrated(*calib))
     return out
 
