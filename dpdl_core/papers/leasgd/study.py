@@ -92,6 +92,13 @@ def study(profile: str = "paper") -> Study:
                        "then Table 1's best-faith search (MNIST, m = 5, seed 0, C x T_max, both methods).")
 
 
+def _stored_points(points: list, store, profile: str) -> list:
+    """Each search point's work as ``store`` holds it (any twin of the study's run), or None."""
+    by_hash = {h: r for r in study(profile).runs for h in r.hashes()}
+    return [by_hash[p.config.replace(device="cpu", eval_strategy="per_model").hash].stored_work(store)
+            for p in points]
+
+
 def search_table(store=None, profile: str = "paper") -> pd.DataFrame:
     """One row per stored point of Table 1's best-faith search (seed 0; the paper's point is
     Table 1's own run): algorithm, clip, t_max, ``val_acc`` (validation accuracy at the best
@@ -99,10 +106,9 @@ def search_table(store=None, profile: str = "paper") -> pd.DataFrame:
     the stopping step and ε at it (read only once the choice is made)."""
     store = store or study(profile).store()
     patience = Tab01Settings.from_profile(profile).mnist.patience
-    by_hash = {h: r for r in study(profile).runs for h in r.hashes()}
     rows = []
-    for point in search_runs(profile):
-        work = by_hash[point.config.replace(device="cpu", eval_strategy="per_model").hash].stored_work(store)
+    points = search_runs(profile)
+    for point, work in zip(points, _stored_points(points, store, profile)):
         if work is not None:
             row = tab01_run_row(work, patience, store)
             rows.append({"algorithm": point.algorithm, "clip": point.clip, "t_max": point.t_max,
@@ -216,9 +222,7 @@ def _tab01_best_faith_claims(store, profile: str) -> list:
     from . import search
 
     points = chosen_runs(profile)
-    by_hash = {h: r for r in study(profile).runs for h in r.hashes()}
-    configs = [by_hash[p.config.replace(device="cpu", eval_strategy="per_model").hash].stored_work(store)
-               for p in points]
+    configs = _stored_points(points, store, profile)
     if not points or any(c is None for c in configs):
         return []
     chosen = ", ".join(f"{_NAME[a]} C {c:g}, T_max {t:,}" for a, (c, t) in search.CHOSEN.items())
