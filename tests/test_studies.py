@@ -639,7 +639,7 @@ def test_an_algorithms_execution_options_make_twins_and_keep_stored_hashes():
 
 
 def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setting: str = "paper_hp",
-              graph: str = "bipartite", eps: float | None = None) -> pd.DataFrame:
+              graph: str = "bipartite", eps: float | None = None, alpha_d: float = 0.25) -> pd.DataFrame:
     """The rows of the DPDL study's ``table()`` for one cell, from per-seed accuracies (%)."""
     from dpdl_core.papers.dpdl import study as dpdl
     from dpdl_core.sim.algorithms import display_name
@@ -647,11 +647,11 @@ def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setti
     eps = eps or (dpdl.MNIST["epsilon"] if dataset == "mnist" else dpdl.CIFAR["epsilon"])
     rows = []
     for alg, acc in accuracies.items():
-        paper, paper_std = dpdl._paper_cell(dataset, alg, eps, graph)
+        paper, paper_std = dpdl._paper_cell(dataset, alg, eps, graph, alpha_d=alpha_d)
         rows.append({"algorithm": display_name(alg), "ours (%)": float(np.mean(acc)), "accountant eps": 1.0,
                      "paper (%)": paper, "paper std": paper_std, "_dataset": dataset, "_setting": setting,
-                     "_mode": mode, "_topology": graph, "_epsilon": eps, "_n": 10, "_lr": 0.1, "_clip": 1.0,
-                     "_algorithm": alg,
+                     "_mode": mode, "_topology": graph, "_epsilon": eps, "_n": 10, "_alpha": alpha_d, "_lr": 0.1,
+                     "_clip": 1.0, "_algorithm": alg,
                      "_values": acc, "_seeds": list(range(len(acc)))})
     return pd.DataFrame(rows)
 
@@ -697,6 +697,28 @@ def test_dpdl_study_best_is_inconclusive_until_the_cells_row_is_complete():
     assert "MUFFLIATO needs seeds 1 and 2 too" in why
 
 
+def test_dpdl_studys_alpha_d_1_cell_is_judged_apart_against_table_is_alpha_d_1_numbers():
+    """Table I's alpha_d = 1.0 half: the study declares the decisive cell there (every algorithm,
+    seeds 0-2, its own setting so that it joins no alpha_d = 0.25 cell), and its claims read the
+    paper's alpha_d = 1.0 numbers (DPDL 95.9, DP-CGA 93.6), not the alpha_d = 0.25 ones (95.3, 90.9)."""
+    from dpdl_core.papers.dpdl import study as dpdl
+
+    st = dpdl.study()
+    cell = [r for r in st.runs if r.tags["alpha_d"] == 1.0]
+    assert {(r.tags["algorithm"], r.tags["seed"]) for r in cell} == {(a, s) for a in dpdl.ALGORITHMS for s in (0, 1, 2)}
+    assert all(r.tags["setting"] == "code_hp/alpha1" and "/alpha1/" in r.key and r.work.alpha_d == 1.0 for r in cell)
+    assert all((r.tags["topology"], r.tags["epsilon"], r.tags["n_agents"]) == ("bipartite", 0.5, 10) for r in cell)
+    assert {r.tags["alpha_d"] for r in st.runs if r not in cell} <= {0.25}
+    accuracies = {"dpdl": [95.0, 95.2, 94.9], "dp_cga": [93.0, 93.4, 93.1], "dp_netfleet": [91.0],
+                  "muffliato": [88.0], "dp_dpsgd": [87.0]}
+    out = dpdl.claims(_dpdl_tab("mnist", "paper_noise", accuracies, setting="code_hp/alpha1", alpha_d=1.0))
+    best = next(c for c in out if c.id == "tab01.best")
+    assert best.verdict == "holds" and "alpha_d = 1.0" in best.condition
+    assert best.evidence["paper"].startswith("DPDL 95.9 vs DP-CGA 93.6")
+    check = next(c for c in out if c.id == "Table I.dpdl_value")
+    assert check.evidence["paper"] == "95.9 +- 0.7" and check.verdict == "holds"
+
+
 def test_dpdl_study_seeds_the_pair_of_every_cell_it_judges():
     """ "Seeds 1 and 2 of both are in the study" must be true wherever the answer says it: every
     (dataset, setting, noise mode) whose "DPDL is best" is judged declares seeds 1 and 2 of DPDL
@@ -714,8 +736,9 @@ def test_dpdl_study_seeds_the_pair_of_every_cell_it_judges():
     # the dataset's cell declared (the loss-curve runs complete rows at other points too).
     cells = [c for c, algs in algorithms.items() if algs >= set(dpdl.CELL_ALGORITHMS[c[0]])
              and (c[0], c[3]) in dpdl._BEST and c[4] == dpdl._CELL[c[0]][1]]
-    # MNIST: code eta, C; paper's (two noise modes); ring; N = 20 (code eta, C). CIFAR-10: bipartite, ring
-    assert len(cells) == 7
+    # MNIST: code eta, C; paper's (two noise modes); ring; N = 20 and alpha_d = 1.0 (code eta, C).
+    # CIFAR-10: bipartite, ring.
+    assert len(cells) == 8
     seeded = {(*(r.tags[t] for t in tags), r.tags["algorithm"], r.tags["seed"]) for r in runs}
     for cell in sorted(cells):
         strongest = (dpdl.PAIR_BASELINES[cell[0]] if cell[3] == "bipartite"
@@ -813,7 +836,7 @@ def test_dpdl_study_runs_the_cifar10_runner_up_after_every_decisive_mnist_run():
     assert cifar == set(dpdl.CELL_ALGORITHMS["cifar10"]) and runner_up in cifar
     # The decisive cells (bipartite, the table's middle eps, N = 10); the ring and the trends come after.
     decisive = [r for r in st.runs if (r.tags["topology"], r.tags["epsilon"]) == dpdl._CELL[r.tags["dataset"]]
-                and r.tags["setting"] != "attack" and r.tags["n_agents"] == dpdl.N10]
+                and r.tags["setting"] != "attack" and (r.tags["n_agents"], r.tags["alpha_d"]) == (dpdl.N10, dpdl.ALPHA)]
     last_mnist = max(r.priority for r in decisive if r.tags["dataset"] == "mnist")
     added = [r for r in decisive if r.tags["dataset"] == "cifar10" and r.tags["algorithm"] == runner_up
              and r.tags["setting"] == "paper_hp"]

@@ -140,27 +140,30 @@ _CURVE_PURPOSE = {("fully_connected", 10): "Figure 2: does DPDL's advantage grow
                                      "DPDL's not?",
                   ("ring", 10): "Figure 8 (N = 10): does DPDL converge fastest on the ring?",
                   ("bipartite", 20): "Figure 1 (N = 20): are the losses at 500 rounds the text's?"}
-# The N of the study's cells (the paper's Tables I-II and V-VI at N = 10).
+# The N and data heterogeneity alpha_d of the study's cells (the paper's Tables I-II and V-VI
+# at N = 10, alpha_d = 0.25; alpha_d = 1.0 is each table's other half).
 N10 = 10
+ALPHA = 0.25
 
 
-def n_setting(setting: str, n: int) -> str:
-    """The setting tag of a run at N = ``n``: ``setting`` at N = 10, else ``<setting>/n<n>``, so
-    that a run at another N never joins an N = 10 cell."""
-    return setting if n == N10 else f"{setting}/n{n}"
+def cell_setting(setting: str, n: int = N10, alpha_d: float = ALPHA) -> str:
+    """The setting tag of a run at N = ``n`` and ``alpha_d``: ``setting`` at N = 10, alpha_d =
+    0.25, else ``<setting>/n<n>`` and / or ``<setting>/alpha<alpha_d>``, so that a run elsewhere
+    never joins a cell of the tables' N = 10, alpha_d = 0.25 half."""
+    return setting + (f"/n{n}" if n != N10 else "") + (f"/alpha{alpha_d:g}" if alpha_d != ALPHA else "")
 
 
 def _trend_run(dataset: str, graph: str, eps: float, alg: str, seed: int, purpose: str, priority: int,
-               n: int = N10) -> tuple:
+               n: int = N10, alpha_d: float = ALPHA) -> tuple:
     """``add``'s arguments for a run in the dataset's :data:`TREND_SETTING` under paper noise at
-    (``graph``, ``eps``, N = ``n``): its key names the graph and eps where they are not the
-    decisive cell's, and N where it is not 10 (:func:`n_setting`)."""
+    (``graph``, ``eps``, N = ``n``, ``alpha_d``): its key names the graph and eps where they are
+    not the decisive cell's, and N and alpha_d where they are not 10 and 0.25 (:func:`cell_setting`)."""
     setting, base, hp = TREND_SETTING[dataset]
     cell_graph, cell = _CELL[dataset]
     part = graph if eps == cell else (f"eps{eps:g}" if graph == cell_graph else f"{graph}/eps{eps:g}")
-    return (f"{dataset}/{n_setting(setting, n)}/paper_noise/{part}/{alg}/seed{seed}", purpose, priority,
+    return (f"{dataset}/{cell_setting(setting, n, alpha_d)}/paper_noise/{part}/{alg}/seed{seed}", purpose, priority,
             preset(dataset, topology=graph, algorithm=alg, sigma_rule="authors_code", seed=seed,
-                   **{**base, "epsilon": eps, "n_agents": n}, **hp))
+                   **{**base, "epsilon": eps, "n_agents": n, "alpha_d": alpha_d}, **hp))
 
 
 def _estimate(cfg) -> float:
@@ -187,7 +190,7 @@ def study() -> Study:
         setting = [p for p in setting if p not in ("paper_noise", "equal_eps", *GRAPHS) and not p.startswith("eps")]
         tags = {"dataset": cfg.dataset, "setting": "/".join(setting), "mode": mode, "algorithm": cfg.algorithm,
                 "seed": cfg.seed, "topology": cfg.topology, "epsilon": cfg.epsilon, "n_agents": cfg.n_agents,
-                "lr": cfg.lr, "clip": cfg.clip}
+                "alpha_d": cfg.alpha_d, "lr": cfg.lr, "clip": cfg.clip}
         runs.append(StudyRun(key, purpose, priority, cfg, _estimate(cfg), tags, estimator=_estimate))
 
     # 0: the decisive pair at the code's eta and C, then the rest of that table row.
@@ -279,13 +282,20 @@ def study() -> Study:
     setting = TREND_SETTING["mnist"][0]
     have = {(r.tags["algorithm"], r.tags["topology"], r.tags["epsilon"], r.tags["n_agents"]) for r in runs
             if (r.tags["dataset"], r.tags["setting"], r.tags["mode"]) == (
-                "mnist", n_setting(setting, r.tags["n_agents"]), "paper_noise")}
+                "mnist", cell_setting(setting, r.tags["n_agents"]), "paper_noise")}
     curve = [p for p in dict.fromkeys(p for cases in CURVE_POINTS.values() for ps in cases.values() for p in ps)
              if p not in have]
     for seed_prio, seeds in ((14, (0,)), (15, (1, 2))):
         for alg, graph, eps, n in curve:
             for seed in seeds:
                 add(*_trend_run("mnist", graph, eps, alg, seed, _CURVE_PURPOSE[graph, n], seed_prio, n))
+    # 16-17: Table I's alpha_d = 1.0 half in the decisive cell ("still achieves the best
+    # performance" at low heterogeneity), every algorithm, seeds 0-2 (seed 0 first).
+    for seed_prio, seeds in ((16, (0,)), (17, (1, 2))):
+        for alg in CELL_ALGORITHMS["mnist"]:
+            for seed in seeds:
+                add(*_trend_run("mnist", *_CELL["mnist"], alg, seed, "Table I (alpha_d = 1.0): is DPDL still best?",
+                                seed_prio, alpha_d=1.0))
     # 10, 12: the gradient-inversion cell of each dataset (Tables III-IV, Figures 5-6).
     for dataset, prio in (("mnist", 10), ("cifar10", 12)):
         job = Job(ATTACK_FUNCTION, attack_spec(dataset))
@@ -295,7 +305,7 @@ def study() -> Study:
                              estimate_seconds(job.spec),
                              {"dataset": dataset, "setting": "attack", "mode": "paper_noise", "algorithm": "dpdl",
                               "seed": cfg["seed"], "topology": cfg["topology"], "epsilon": cfg["epsilon"],
-                              "n_agents": cfg["n_agents"],
+                              "n_agents": cfg["n_agents"], "alpha_d": cfg["alpha_d"],
                               "lr": cfg["lr"], "clip": cfg["clip"]}))
     return Study(
         paper="dpdl",
@@ -318,6 +328,7 @@ SETTING_NAMES = {
     "authors_config": "authors' configuration (their CNN with dropout, eta {lr:g} decayed, C {clip:g}, B 256)",
     "authors_variant/authors_config": "authors variant at their configuration (micro-batch clipping)",
     "code_hp/n20": "code's eta {lr:g}, C {clip:g}, N = 20",
+    "code_hp/alpha1": "code's eta {lr:g}, C {clip:g}, alpha_d = 1.0",
 }
 _TABLES = {"tab01_mnist_accuracy": "Table I", "tab02_cifar10_accuracy": "Table II",
            "tab05_mnist_ring_accuracy": "Table V", "tab06_cifar10_ring_accuracy": "Table VI"}
@@ -337,15 +348,15 @@ def _where(dataset: str, graph: str, eps: float) -> str:
 
 
 def _paper_cell(dataset: str, algorithm: str, epsilon: float, topology: str = "bipartite",
-                n: int = N10) -> tuple[float, float]:
-    """The paper's mean and std for one cell (N = ``n``, alpha_d = 0.25): Table I / II, or V / VI
+                n: int = N10, alpha_d: float = ALPHA) -> tuple[float, float]:
+    """The paper's mean and std for one cell (N = ``n``, ``alpha_d``): Table I / II, or V / VI
     on the ring."""
     from ...sim import display_name
     from ...verdicts import load_reference
 
     ref = load_reference("dpdl", "dpdl_accuracy")
     row = ref[(ref["dataset"] == dataset) & (ref["algorithm"] == display_name(algorithm))
-              & (ref["topology"] == topology) & (ref["n_agents"] == n) & (ref["alpha_d"] == 0.25)
+              & (ref["topology"] == topology) & (ref["n_agents"] == n) & (ref["alpha_d"] == alpha_d)
               & (ref["epsilon"] == epsilon)]
     return (float(row["accuracy_mean"].iloc[0]), float(row["accuracy_std"].iloc[0])) if len(row) else (np.nan, np.nan)
 
@@ -374,8 +385,8 @@ def table(store=None) -> pd.DataFrame:
     for (dataset, setting, mode, graph, eps, alg), g in finals.groupby(keys, sort=False):
         # The authors' configuration is meant to produce the paper's numbers; their variants
         # (micro-batch clipping) are compared with the per-sample runs, not with the tables.
-        n = int(g["n_agents"].iloc[0])
-        paper, paper_std = (_paper_cell(dataset, alg, eps, graph, n) if not setting.startswith("authors_variant")
+        n, alpha = int(g["n_agents"].iloc[0]), float(g["alpha_d"].iloc[0])
+        paper, paper_std = (_paper_cell(dataset, alg, eps, graph, n, alpha) if not setting.startswith("authors_variant")
                             else (np.nan, np.nan))
         acc = 100 * g["avg_test_acc"]
         rows.append({"data": g["dataset_label"].iloc[0], "setting": _setting_name(setting, g["lr"].iloc[0],
@@ -386,7 +397,8 @@ def table(store=None) -> pd.DataFrame:
                      "agents (%)": 100 * g["test_acc"].mean(), "sigma": g["sigma_mean"].mean(),
                      "accountant eps": g["epsilon_rdp_max"].max(), "paper (%)": paper, "paper std": paper_std,
                      "diverged": bool(g["diverged"].any()), "_dataset": dataset, "_setting": setting, "_mode": mode,
-                     "_topology": graph, "_epsilon": eps, "_n": n, "_lr": g["lr"].iloc[0], "_clip": g["clip"].iloc[0],
+                     "_topology": graph, "_epsilon": eps, "_n": n, "_alpha": alpha, "_lr": g["lr"].iloc[0],
+                     "_clip": g["clip"].iloc[0],
                      "_algorithm": alg, "_values": acc.tolist(), "_seeds": g["seed"].astype(int).tolist()})
     return pd.DataFrame(rows)
 
@@ -428,7 +440,8 @@ def _best_claim(spec, dataset: str, mode: str, g: pd.DataFrame, cond: str):
     missing = [alg for alg in cell if alg not in g.index]
     compared = [_display(alg) for alg in cell if alg != "dpdl" and alg in g.index]
     not_in_study = [_display(alg) for alg in ALGORITHMS if alg not in cell]
-    ref = {alg: _paper_cell(dataset, alg, eps, graph, int(g["_n"].iloc[0]))[0] for alg in cell if alg != "dpdl"}
+    ref = {alg: _paper_cell(dataset, alg, eps, graph, int(g["_n"].iloc[0]), float(g["_alpha"].iloc[0]))[0]
+           for alg in cell if alg != "dpdl"}
     paper_top = max(ref, key=ref.get)
     tol = margin_note(f"{ACCURACY_TOL} pp", [len(a), len(b)], paired)
     scope = f"baselines compared: {', '.join(compared)}" + (
@@ -788,7 +801,7 @@ def _curve_claims(store, cal: dict, s: Study | None = None) -> list:
     declared: dict[tuple[str, str, float, int], list[StudyRun]] = {}
     for r in (s or study()).runs:
         t = r.tags
-        if (t["dataset"], t["setting"], t["mode"]) == ("mnist", n_setting(setting, t["n_agents"]), "paper_noise"):
+        if (t["dataset"], t["setting"], t["mode"]) == ("mnist", cell_setting(setting, t["n_agents"]), "paper_noise"):
             declared.setdefault((t["algorithm"], t["topology"], float(t["epsilon"]), t["n_agents"]), []).append(r)
     means: dict = {}
 
@@ -811,7 +824,7 @@ def _curve_claims(store, cal: dict, s: Study | None = None) -> list:
             graphs = " / ".join(dict.fromkeys(g.replace("_", " ") for _, g, _, _ in points))
             ns = " / ".join(dict.fromkeys(str(n) for *_, n in points))
             cond = f"mnist, {_setting_name(setting, **CODE_HP)}, paper noise, N = {ns}, {graphs}, eps {eps:g}"
-            calibration = worst_calibration([cal.get(("mnist", n_setting(setting, n), g, e), ("", ""))
+            calibration = worst_calibration([cal.get(("mnist", cell_setting(setting, n), g, e), ("", ""))
                                              for a, g, e, n in points if a == "dpdl"])
             missing = [p for p in points if not load(p)]
             if missing:
