@@ -281,7 +281,8 @@ def test_dpdl_claims_name_the_section_their_quote_is_in():
                    "fig02.dpdl_denser_faster": "§VI-B1", "fig02.advantage_grows": "§VI-B1",
                    "fig08.ring_lowest_500": "Appendix D", "fig08.ring_losses_500": "Appendix D",
                    "fig08.ring_fastest": "Appendix D", "fig01.n20_lowest_500": "§VI-B1",
-                   "fig01.n20_losses_500": "§VI-B1"}
+                   "fig01.n20_losses_500": "§VI-B1", "fig01.n_minimal": "§VI-B1", "fig01.n_losses_500": "§VI-B1",
+                   "fig02.n20_fc_200": "§VI-B1"}
     for i, spec in dpdl_claims.SPECS.items():
         assert spec.where.startswith(got[i] + ","), (i, spec.where)
         assert not spec.where.startswith("§V,")

@@ -80,6 +80,55 @@ def test_n20_at_500_rounds_reads_the_bipartite_n20_point_against_the_texts_l447_
         verdict("fig01.n20_losses_500", 0.5, _ring(claims.RING_500))
 
 
+def _n_sweep(speed: dict, at_500: dict, final: dict) -> dict:
+    """DPDL's bipartite points at N = 10, 20, 30 (eps 0.5) from per-N window means."""
+    return {("dpdl", "bipartite", 0.5, n): {"speed": speed[n], "final": final[n], "at_200": 1.0, "at_400": 1.0,
+                                            "at_500": at_500[n]} for n in claims.N_SWEEP}
+
+
+def test_n_minimal_holds_when_dpdls_speed_barely_moves_with_n_and_fails_when_it_moves_either_way():
+    flat = dict.fromkeys(claims.N_SWEEP, 0.5)
+    assert verdict("fig01.n_minimal", 0.5, _n_sweep(flat, flat, flat)) == "holds"
+    assert verdict("fig01.n_minimal", 0.5, _n_sweep({10: 0.5, 20: 0.5, 30: 0.7}, flat, flat)) == "fails"
+    # Faster with more agents is an effect too: "minimal" reads both ways.
+    assert verdict("fig01.n_minimal", 0.5, _n_sweep({10: 0.5, 20: 0.4, 30: 0.5}, flat, flat)) == "fails"
+    # 0.03 slower, past the tolerance (5% of 0.5), but seeds spread as widely: open.
+    spread = means(_n_sweep(flat, flat, flat))
+    for seed, speed in enumerate((0.49, 0.53, 0.57)):
+        spread["dpdl", "bipartite", 0.5, 20][seed]["speed"] = speed
+    assert claims.curve_claim("fig01.n_minimal", 0.5, spread).verdict == "inconclusive"
+
+
+def test_n_losses_500_holds_inside_the_texts_range_once_reached_and_fails_outside_it_or_still_falling():
+    inside = {10: 0.25, 20: 0.27, 30: 0.29}
+    assert verdict("fig01.n_losses_500", 0.5, _n_sweep(inside, inside, inside)) == "holds"
+    high = {**inside, 30: 0.40}
+    claim = claims.curve_claim("fig01.n_losses_500", 0.5, means(_n_sweep(inside, high, high)))
+    assert claim.verdict == "fails" and "N = 30: DPDL 0.400 vs 0.25-0.29" in claim.evidence["why"]
+    # In the range at round 500 but still falling well after it: not "within 500 rounds".
+    assert verdict("fig01.n_losses_500", 0.5, _n_sweep(inside, inside, {**inside, 20: 0.20})) == "fails"
+
+
+def _n20_graphs(bipartite: dict, fully_connected: dict) -> dict:
+    """DPDL at N = 20 (eps 0.5) on both graphs from window -> value."""
+    return {("dpdl", "bipartite", 0.5, 20): {"speed": 0.5, **bipartite},
+            ("dpdl", "fully_connected", 0.5, 20): {"speed": 0.5, **fully_connected}}
+
+
+def test_n20_fc_200_holds_when_the_fully_connected_graph_reaches_029_by_round_200_and_the_bipartite_by_400():
+    text = _n20_graphs({"at_200": 0.40, "at_400": 0.29, "at_500": 0.29, "final": 0.29},
+                       {"at_200": 0.29, "at_400": 0.29, "at_500": 0.29, "final": 0.29})
+    assert verdict("fig02.n20_fc_200", 0.5, text) == "holds"
+    # Both graphs at their minimum by round 200: nothing is "only" 200 rounds.
+    same = _n20_graphs({"at_200": 0.29, "at_400": 0.29, "at_500": 0.29, "final": 0.29},
+                       {"at_200": 0.29, "at_400": 0.29, "at_500": 0.29, "final": 0.29})
+    assert verdict("fig02.n20_fc_200", 0.5, same) == "inconclusive"
+    # The fully connected graph still falling after round 200.
+    falling = _n20_graphs({"at_200": 0.40, "at_400": 0.29, "at_500": 0.29, "final": 0.29},
+                          {"at_200": 0.29, "at_400": 0.25, "at_500": 0.24, "final": 0.22})
+    assert verdict("fig02.n20_fc_200", 0.5, falling) == "fails"
+
+
 def _graphs(dpdl_loss: dict, baselines: dict) -> dict:
     """DPDL's loss per graph, each baseline's as a factor of DPDL's per graph (eps 0.5)."""
     out = {("dpdl", g, 0.5, N10): v for g, v in dpdl_loss.items()}
@@ -145,7 +194,7 @@ def test_the_study_declares_every_curve_point_after_the_runs_declared_before():
     points = {p for cases in claims.CURVE_POINTS.values() for ps in cases.values() for p in ps}
     assert all(0 in seeds.get(p, ()) for p in points), sorted(p for p in points if p not in seeds)
     curve = [r for r in st.runs if 14 <= r.priority <= 15]
-    assert len(curve) == 81 and {r.tags["seed"] for r in curve} == {0, 1, 2}
+    assert len(curve) == 87 and {r.tags["seed"] for r in curve} == {0, 1, 2}
     assert all(r.priority > s.priority for r in curve for s in st.runs if s.tags["setting"] == "authors_config")
     # Their core-hours per graph at N = 10; all three are committed (s23, s16 and s71 are judged on them).
     n10 = [r for r in curve if r.tags["n_agents"] == N10]
@@ -154,13 +203,19 @@ def test_the_study_declares_every_curve_point_after_the_runs_declared_before():
     # The N = 20 point of s14: every algorithm on the bipartite graph, N = 20 in its key and setting (so that
     # it joins no N = 10 cell), each round and evaluation costing twice N = 10's (DPDL's and DP-CGA's rounds
     # also grow with the degree, 5 -> 10).
-    n20 = [r for r in curve if r.tags["n_agents"] == 20]
+    n20 = [r for r in curve if r.tags["n_agents"] == 20 and r.tags["topology"] == "bipartite"]
     assert len(n20) == 15 and all("/n20/" in r.key and r.tags["setting"] == f"{setting}/n20" for r in n20)
     twin = {r.tags["algorithm"]: r for r in st.runs
             if (r.tags["dataset"], r.tags["setting"], r.tags["mode"], r.tags["topology"], r.tags["epsilon"],
                 r.tags["seed"]) == ("mnist", setting, "paper_noise", "bipartite", 0.5, 0)}
     assert all(r.estimate_s == pytest.approx(2 * twin[r.tags["algorithm"]].estimate_s) for r in n20
                if r.tags["seed"] == 0 and r.tags["algorithm"] not in dpdl._PER_NEIGHBOUR)
+    # DPDL's points of s20 and s21 (N = 30, bipartite) and of s24 (N = 20, fully connected), seeds 0-2.
+    cells = (("bipartite", 30), ("fully_connected", 20))
+    more = [r for r in curve if (r.tags["topology"], r.tags["n_agents"]) in cells]
+    assert sorted((r.tags["topology"], r.tags["n_agents"], r.tags["algorithm"], r.tags["seed"]) for r in more) == \
+        [(g, n, "dpdl", s) for g, n in cells for s in (0, 1, 2)]
+    assert all(r.tags["setting"] == dpdl.cell_setting(setting, r.tags["n_agents"]) for r in more)
     status = {s.id: s.status for s in STATEMENTS}
     assert {status[s] for s in ("s23_b1_denser_faster", "s16_b1_small_eps", "s71_app_ring_n10_fastest")} == {"judged"}
 

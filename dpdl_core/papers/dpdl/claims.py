@@ -151,12 +151,15 @@ LOSS_SPECS = {s.id: s for s in (
 # through the noise). The text's
 # horizon for these curves is 500 rounds ("in about 500 rounds", "within 500 rounds").
 HORIZON = 500
+# The horizons the text reads DPDL's loss at ("within 200 / 400 / 500 rounds"): window ``at_<h>``
+# is the mean over the last tenth of the first h rounds.
+HORIZONS = (200, 400, HORIZON)
 WINDOWS = {
     "speed": f"the mean training loss over rounds 1-{HORIZON} (the area under the curve to the text's "
              f"{HORIZON}-round horizon: lower when the loss falls faster)",
     "final": "the mean training loss over the last tenth of the rounds (after convergence, as fig01.loss_eps_*)",
-    "at_500": f"the mean training loss over rounds {HORIZON - HORIZON // 10 + 1}-{HORIZON} (the last tenth of "
-              f"the text's {HORIZON}-round horizon)",
+    **{f"at_{h}": f"the mean training loss over rounds {h - h // 10 + 1}-{h} (the last tenth of the text's "
+                  f"{h}-round horizon)" for h in HORIZONS},
 }
 # The five algorithms in the order the text names them.
 CURVE_ALGORITHMS = ("dpdl", "dp_cga", "dp_netfleet", "dp_dpsgd", "muffliato")
@@ -165,9 +168,15 @@ _CURVE_BASELINES = CURVE_ALGORITHMS[1:]
 RING_500 = {"dpdl": 0.39, "dp_cga": 0.56, "dp_netfleet": 0.68, "dp_dpsgd": 1.99, "muffliato": 2.14}
 # §VI-B1, L447: each algorithm's loss on the bipartite graph, N = 20, eps 0.5, "in about 500 rounds".
 N20_500 = {"dpdl": 0.27, "dp_cga": 0.69, "dp_netfleet": 0.53, "dp_dpsgd": 1.62, "muffliato": 1.64}
+# §VI-B1, L451: DPDL's minimum "approximately 0.25 to 0.29 within 500 rounds for N = 10, 20, 30".
+N_RANGE_500 = (0.25, 0.29)
+N_SWEEP = (10, 20, 30)
+# §VI-B1, L453: DPDL at N = 20 reaches "approximately 0.29 within 400 rounds" on the bipartite graph
+# and "a similar minimum in only 200 rounds" on the fully connected one.
+N20_MINIMUM = 0.29
 # The text prints these losses to 0.01.
 RING_500_UNIT = 0.01
-# The N of every curve point but those of the N = 20 statements (the study's cells are N = 10).
+# The N of every curve point but those of the N = 20 and 30 statements (the study's cells are N = 10).
 N10 = 10
 _DENSER = ("bipartite", "fully_connected")
 _LOWER = (f"loss tolerance {LOSS_REL_TOL:.0%} of the larger + t SE (Student's t, 95%) of the per-seed differences "
@@ -176,6 +185,12 @@ _FACTOR = (f"a factor {1 + LOSS_REL_TOL:g} + t SE (Student's t, 95%) of the per-
            "where the seeds differ; one seed: no spread)")
 _DIVERGED = ("A run that diverged counts at the loss where the runner stops it (1,000x its first round's), above "
              "any run that learns")
+_TEXT_LEVEL = (f"within the tolerance of the text's value ({LOSS_REL_TOL:.0%} of the larger or half the print unit, "
+               f"{RING_500_UNIT / 2:g}, whichever is larger): nearer than the tolerance less the 95% t interval of our "
+               "seed mean holds, further than the tolerance plus it fails")
+_REACHED = (f"its loss over the last tenth of the rounds below that window's by less than the loss tolerance "
+            f"({LOSS_REL_TOL:.0%} of the last tenth's) beyond the 95% t interval of the per-seed differences (the "
+            "minimum is reached by then); by more than the tolerance beyond it fails")
 
 
 def _curve(id_: str, statement: str, quote: str, where: str, scope: str, rule: str) -> ClaimSpec:
@@ -214,6 +229,32 @@ CURVE_SPECS = {s.id: s for s in (
            f"{LOSS_REL_TOL:.0%} of the larger or half the print unit ({RING_500_UNIT / 2:g}), whichever is larger. "
            "Nearer than the tolerance less the 95% t interval of our seed mean holds, further than the tolerance "
            "plus it fails, otherwise inconclusive; every algorithm must hold"),
+    _curve("fig01.n_minimal", "N has only a minimal effect on DPDL's convergence rate (bipartite, N = 10, 20, 30)",
+           "The results indicate that increasing the number of agents has only a minimal effect on the convergence "
+           "rate of our algorithm in practice.", "§VI-B1, Figure 1",
+           "DPDL, MNIST bipartite, eps 0.5 (Figure 1's middle panel), N = 10 against 20 and 30",
+           f"per N of 20 and 30, DPDL's speed ({WINDOWS['speed']}) differs from its speed at N = 10 by less than the "
+           f"loss tolerance ({LOSS_REL_TOL:.0%} of N = 10's) beyond the 95% t interval of the difference "
+           "(\"minimal\", either way) holds; by more than the tolerance beyond it fails; otherwise inconclusive; "
+           "both must hold"),
+    _curve("fig01.n_losses_500", "DPDL's minimum loss is 0.25-0.29 within 500 rounds at N = 10, 20 and 30",
+           "our algorithm consistently reaches its minimum training loss (approximately 0.250.25 to 0.290.29) within "
+           "500500 rounds for N=10,20,30N=10,20,30.", "§VI-B1, Figure 1",
+           "DPDL, MNIST bipartite, eps 0.5, N = 10, 20 and 30",
+           f"per N, (i) {WINDOWS['at_500']} (its mean over seeds) inside the text's range 0.25-0.29, its distance "
+           f"from the range {_TEXT_LEVEL}; (ii) \"within 500 rounds\": {_REACHED}. Otherwise inconclusive; all six "
+           "must hold"),
+    _curve("fig02.n20_fc_200", "at N = 20 DPDL reaches its minimum, about 0.29, within 400 rounds on the bipartite "
+           "graph and within 200 on the fully connected one",
+           "when ϵ=0.5\\epsilon=0.5 and N=20N=20, our algorithm reaches its minimum training loss of approximately "
+           "0.290.29 within 400400 rounds over the bipartite graph, while it achieves a similar minimum in only "
+           "200200 rounds over the fully connected graph.", "§VI-B1, Figures 1-2",
+           "DPDL, MNIST, N = 20, eps 0.5, bipartite and fully connected",
+           f"(i) bipartite: {WINDOWS['at_400']} {_TEXT_LEVEL} (0.29); (ii) bipartite, \"within 400 rounds\": "
+           f"{_REACHED}; (iii) fully connected, \"a similar minimum\": {WINDOWS['at_200']}, the same test against "
+           f"0.29; (iv) fully connected, \"in only 200 rounds\": {_REACHED}; (v) \"only\": the bipartite graph's loss "
+           f"over rounds 181-200 above the fully connected graph's by more than the {_LOWER}. Otherwise "
+           "inconclusive; all five must hold"),
     _curve("fig02.dpdl_denser_faster", "DPDL converges faster and lower on the fully connected graph than on "
            "the bipartite one", "It can be observed that the convergence performance of our algorithm improves "
            "with denser communication topologies", "§VI-B1, Figure 2",
@@ -256,6 +297,9 @@ CURVE_POINTS = {
     "fig08.ring_losses_500": {0.5: [(a, "ring", 0.5, N10) for a in CURVE_ALGORITHMS]},
     "fig01.n20_lowest_500": {0.5: [(a, "bipartite", 0.5, 20) for a in CURVE_ALGORITHMS]},
     "fig01.n20_losses_500": {0.5: [(a, "bipartite", 0.5, 20) for a in CURVE_ALGORITHMS]},
+    "fig01.n_minimal": {0.5: [("dpdl", "bipartite", 0.5, n) for n in N_SWEEP]},
+    "fig01.n_losses_500": {0.5: [("dpdl", "bipartite", 0.5, n) for n in N_SWEEP]},
+    "fig02.n20_fc_200": {0.5: [("dpdl", g, 0.5, 20) for g in _DENSER]},
     "fig02.dpdl_denser_faster": {0.5: [("dpdl", g, 0.5, N10) for g in _DENSER]},
     "fig02.advantage_grows": {0.5: [(a, g, 0.5, N10) for a in CURVE_ALGORITHMS for g in _DENSER]},
     "fig01.small_eps_baselines": {0.25: [(a, "bipartite", e, N10) for a in CURVE_ALGORITHMS for e in (0.25, 1.0)]},
@@ -269,6 +313,10 @@ CURVE_PAPER = {
     "fig01.n20_lowest_500": "DPDL 0.27 lowest; " + ", ".join(f"{display_name(a)} {N20_500[a]:g}"
                                                              for a in _CURVE_BASELINES),
     "fig01.n20_losses_500": ", ".join(f"{display_name(a)} {N20_500[a]:g}" for a in CURVE_ALGORITHMS),
+    "fig01.n_minimal": "\"only a minimal effect\" of N on DPDL's convergence rate (Figure 1, N = 10, 20, 30)",
+    "fig01.n_losses_500": "DPDL's minimum 0.25-0.29 within 500 rounds at N = 10, 20 and 30",
+    "fig02.n20_fc_200": f"DPDL {N20_MINIMUM:g} within 400 rounds on the bipartite graph, \"a similar minimum in "
+                        "only 200 rounds\" on the fully connected one (N = 20)",
     "fig02.dpdl_denser_faster": "\"improves with denser communication topologies\" (Figure 2; at N = 20 DPDL's "
                                 "0.29 within 400 rounds on the bipartite graph, 200 on the fully connected)",
     "fig02.advantage_grows": "\"becomes more pronounced\" (Figure 2; at N = 20 on the fully connected graph the "
@@ -294,7 +342,7 @@ def window_means(loss: pd.Series, rounds: int, diverged: bool = False) -> dict[s
         return dict.fromkeys(WINDOWS, EXPLOSION_FACTOR * first if np.isfinite(first) else np.inf)
     return {"speed": float(loss.loc[1:HORIZON].mean()),
             "final": float(loss.iloc[-max(1, len(loss) // 10):].mean()),
-            "at_500": float(loss.loc[HORIZON - HORIZON // 10 + 1:HORIZON].mean())}
+            **{f"at_{h}": float(loss.loc[h - h // 10 + 1:h].mean()) for h in HORIZONS}}
 
 
 def _seeds(means: Means, point: tuple[str, str, float, int], window: str) -> dict[int, float]:
@@ -350,6 +398,83 @@ def _losses_at_500(graph: str, n: int, text: Mapping[str, float]):
     return rule
 
 
+def _near(label: str, seeds: Mapping[int, float], low: float, high: float | None = None) -> Comparison:
+    """Our seed mean (``seeds``: seed -> loss) at the text's value ``low`` (or inside the range
+    ``low``-``high``) within :data:`LOSS_REL_TOL` of the larger or half the print unit, whichever is
+    larger; the comparison's value is the tolerance less our distance from it (positive when nearer)."""
+    from ...verdicts import mean_interval
+
+    high = low if high is None else high
+    ours = list(seeds.values())
+    mean = float(np.mean(ours))
+    target = min(max(mean, low), high)
+    tol, band = max(LOSS_REL_TOL * max(target, mean), RING_500_UNIT / 2), mean_interval(ours)
+    text = f"{low:g}" if high == low else f"{low:g}-{high:g}"
+    return Comparison(f"{label} {mean:.3f} vs {text} (tolerance {tol:.3g})", tol - abs(mean - target), band,
+                      interval=band, paper=target, effect=mean, level=True)
+
+
+def _still(label: str, new: Mapping[int, float], ref: Mapping[int, float], both_ways: bool = False,
+           change: str = "rise") -> Comparison:
+    """``new`` (seed -> loss) above ``ref`` by less than :data:`LOSS_REL_TOL` of ``ref``'s mean beyond
+    the 95% t interval of the difference (``both_ways``: differing either way by less); the
+    comparison's value is the tolerance less the difference (the ``change``, in the label)."""
+    from ...verdicts import effect_interval
+
+    diff, half = effect_interval(new, ref)
+    tol = LOSS_REL_TOL * seed_mean(ref)
+    return Comparison(f"{label}: {seed_mean(ref):.3f} -> {seed_mean(new):.3f}, the tolerance {tol:.3g} less the "
+                      f"{'difference' if both_ways else change}", tol - (abs(diff) if both_ways else diff), half,
+                      interval=half, effect=diff)
+
+
+def _reached(label: str, window: Mapping[int, float], final: Mapping[int, float]) -> Comparison:
+    """The minimum reached by the end of ``window`` (seed -> loss): the loss over the last tenth
+    of the rounds (``final``) below it by less than :data:`LOSS_REL_TOL` of ``final``'s mean beyond
+    the 95% t interval (:func:`_still`, read from the end back)."""
+    return _still(f"{label}, last tenth -> window", window, final, change="drop after the window")
+
+
+def _n_minimal(m: Means, eps: float) -> tuple[list[Comparison], str]:
+    ref = _seeds(m, ("dpdl", "bipartite", eps, N10), "speed")
+    comps = [_still(f"DPDL's speed N = {N10} -> {n}", _seeds(m, ("dpdl", "bipartite", eps, n), "speed"), ref, True)
+             for n in N_SWEEP if n != N10]
+    return comps, _dpdl_listing(m, [("bipartite", n) for n in N_SWEEP], eps, ("speed", "at_500", "final"))
+
+
+def _n_losses_500(m: Means, eps: float) -> tuple[list[Comparison], str]:
+    comps = []
+    for n in N_SWEEP:
+        at, final = (_seeds(m, ("dpdl", "bipartite", eps, n), w) for w in ("at_500", "final"))
+        comps.append(_near(f"N = {n}: DPDL", at, *N_RANGE_500))
+        # Reached by round 500: the level after it is not lower by more than the tolerance.
+        comps.append(_reached(f"N = {n}: DPDL by round {HORIZON}", at, final))
+    return comps, _dpdl_listing(m, [("bipartite", n) for n in N_SWEEP], eps, ("at_500", "final"))
+
+
+def _n20_fc_200(m: Means, eps: float) -> tuple[list[Comparison], str]:
+    w = {(g, x): _seeds(m, ("dpdl", g, eps, 20), x) for g in _DENSER for x in ("at_200", "at_400", "final")}
+    comps = [_near("bipartite, rounds 361-400: DPDL", w["bipartite", "at_400"], N20_MINIMUM),
+             _reached("bipartite: DPDL by round 400", w["bipartite", "at_400"], w["bipartite", "final"]),
+             _near("fully connected, rounds 181-200: DPDL", w["fully_connected", "at_200"], N20_MINIMUM),
+             _reached("fully connected: DPDL by round 200", w["fully_connected", "at_200"],
+                      w["fully_connected", "final"]),
+             _below(f"rounds 181-200: fully connected {seed_mean(w['fully_connected', 'at_200']):.3f} vs bipartite "
+                    f"{seed_mean(w['bipartite', 'at_200']):.3f}", w["fully_connected", "at_200"],
+                    w["bipartite", "at_200"])]
+    return comps, _dpdl_listing(m, [(g, 20) for g in _DENSER], eps, ("at_200", "at_400", "final"))
+
+
+def _dpdl_listing(m: Means, points: list[tuple[str, int]], eps: float, windows: tuple[str, ...]) -> str:
+    """DPDL's seed means of ``windows`` at each (graph, N) of ``points``."""
+    names = {"speed": f"rounds 1-{HORIZON}", "final": "last tenth",
+             **{f"at_{h}": f"rounds {h - h // 10 + 1}-{h}" for h in HORIZONS}}
+    return "DPDL's mean loss: " + "; ".join(
+        f"{g.replace('_', ' ')} N = {n}: " + ", ".join(f"{names[x]} {seed_mean(_seeds(m, ('dpdl', g, eps, n), x)):.3f}"
+                                                      for x in windows)
+        + f" ({len(m['dpdl', g, eps, n])} seeds)" for g, n in points)
+
+
 def _denser_faster(m: Means, eps: float) -> tuple[list[Comparison], str]:
     comps = []
     for window in ("speed", "final"):
@@ -376,16 +501,10 @@ def _advantage(m: Means, eps: float) -> tuple[list[Comparison], str]:
 
 
 def _small_eps(m: Means, eps: float) -> tuple[list[Comparison], str]:
-    from ...verdicts import effect_interval
-
     lo, hi = eps, 1.0
     d_fast = {e: _seeds(m, ("dpdl", "bipartite", e, N10), "speed") for e in (lo, hi)}
-    slow, half = effect_interval(d_fast[lo], d_fast[hi])
-    tol = LOSS_REL_TOL * seed_mean(d_fast[hi])
     # "Still rapidly": the tolerance less DPDL's slowdown (the interval is the slowdown's).
-    comps = [Comparison(f"DPDL's speed eps {hi:g} -> {lo:g}: {seed_mean(d_fast[hi]):.3f} -> "
-                        f"{seed_mean(d_fast[lo]):.3f}, the tolerance {tol:.3g} less the slowdown",
-                        tol - slow, half, interval=half, effect=slow)]
+    comps = [_still(f"DPDL's speed eps {hi:g} -> {lo:g}", d_fast[lo], d_fast[hi], change="slowdown")]
     level = {(a, e): _seeds(m, (a, "bipartite", e, N10), "final") for a in CURVE_ALGORITHMS for e in (lo, hi)}
     d_loss = _log_ratio(level["dpdl", lo], level["dpdl", hi])
     for b in _CURVE_BASELINES:
@@ -420,6 +539,8 @@ _CURVE_RULES = {"fig08.ring_lowest_500": _lowest_at_500("ring", N10, RING_500),
                 "fig08.ring_losses_500": _losses_at_500("ring", N10, RING_500),
                 "fig01.n20_lowest_500": _lowest_at_500("bipartite", 20, N20_500),
                 "fig01.n20_losses_500": _losses_at_500("bipartite", 20, N20_500),
+                "fig01.n_minimal": _n_minimal, "fig01.n_losses_500": _n_losses_500,
+                "fig02.n20_fc_200": _n20_fc_200,
                 "fig02.dpdl_denser_faster": _denser_faster, "fig02.advantage_grows": _advantage,
                 "fig01.small_eps_baselines": _small_eps, "fig08.ring_fastest": _ring_fastest}
 # Each curve claim's margin in words (the claim's ``tolerance``).
@@ -428,6 +549,11 @@ _TEXT_LOSS_TOL = (f"{LOSS_REL_TOL:.0%} of the larger loss or half the print unit
 CURVE_TOLERANCE = {
     "fig08.ring_lowest_500": _LOWER, "fig08.ring_losses_500": _TEXT_LOSS_TOL,
     "fig01.n20_lowest_500": _LOWER, "fig01.n20_losses_500": _TEXT_LOSS_TOL,
+    "fig01.n_minimal": f"{LOSS_REL_TOL:.0%} of N = 10's speed -+ the 95% t interval of the difference",
+    "fig01.n_losses_500": f"{_TEXT_LOSS_TOL}; reached: {LOSS_REL_TOL:.0%} of the last tenth's loss -+ the 95% t "
+                          "interval of the per-seed differences",
+    "fig02.n20_fc_200": f"{_TEXT_LOSS_TOL}; reached: {LOSS_REL_TOL:.0%} of the last tenth's loss -+ the 95% t "
+                        f"interval of the per-seed differences; {_LOWER}",
     "fig02.dpdl_denser_faster": _LOWER, "fig02.advantage_grows": _FACTOR,
     "fig01.small_eps_baselines": f"{_LOWER}; ratios: {_FACTOR}", "fig08.ring_fastest": _LOWER}
 

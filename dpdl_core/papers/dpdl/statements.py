@@ -142,13 +142,15 @@ STATEMENTS: tuple[Statement, ...] = (
               r"minimum training loss.", "§VI-B1, Fig. 1, L449", "trend", "judged", claims=("fig01.loss_eps_05_1",)),
     Statement("s20_b1_n_minimal", "The results indicate that increasing the number of agents has only a minimal effect "
               "on the convergence rate of our algorithm in practice.", "§VI-B1, Fig. 1, L451", "trend", "not_run",
-              needs="DPDL on MNIST bipartite, α_d = 0.25, ε = 0.5, N ∈ {20, 30} (N = 10 is committed): 6 runs, "
-                    "11.2 core-hours."),
+              claims=("fig01.n_minimal",),
+              needs="DPDL on MNIST bipartite, α_d = 0.25, ε = 0.5, N = 20 and 30, seeds 0-2, declared in the study "
+                    "at its 1,000 rounds (N = 10 is committed; N = 20 is s14's point): 6 runs, 11.2 core-hours by "
+                    "the planner (N = 20: 3.6, N = 30: 7.6). fig01.n_minimal judges them once they are stored."),
     Statement("s21_b1_n_losses", r"our algorithm consistently reaches its minimum training loss (approximately "
               r"0.250.25 to 0.290.29) within 500500 rounds for N=10,20,30N=10,20,30.", "§VI-B1, Fig. 1, L451",
-              "magnitude", "not_run",
-              needs="DPDL on MNIST bipartite, α_d = 0.25, ε = 0.5, N ∈ {20, 30}, 500 rounds (N = 10 is "
-                    "committed): 6 runs, 5.6 core-hours."),
+              "magnitude", "not_run", claims=("fig01.n_losses_500",),
+              needs="The runs of s20_b1_n_minimal (6 runs, 11.2 core-hours by the planner), read at rounds "
+                    "451-500. fig01.n_losses_500 judges them once they are stored."),
     Statement("s22_b1_baselines_degrade", "In contrast, the performance of the other reference algorithms, "
               "particularly DP-CGA and MUFFLIATO, degrades significantly as the number of agents increases.",
               "§VI-B1, Fig. 1, L451", "trend", "not_run",
@@ -165,9 +167,10 @@ STATEMENTS: tuple[Statement, ...] = (
     Statement("s24_b1_fc_200_rounds", r"when ϵ=0.5\epsilon=0.5 and N=20N=20, our algorithm reaches its minimum "
               r"training loss of approximately 0.290.29 within 400400 rounds over the bipartite graph, while it "
               r"achieves a similar minimum in only 200200 rounds over the fully connected graph.",
-              "§VI-B1, Figs. 1-2, L453", "convergence", "not_run",
-              needs="DPDL on MNIST, α_d = 0.25, N = 20, ε = 0.5, bipartite and fully connected, 500 rounds: "
-                    "6 runs, 4.9 core-hours."),
+              "§VI-B1, Figs. 1-2, L453", "convergence", "not_run", claims=("fig02.n20_fc_200",),
+              needs="DPDL on MNIST, α_d = 0.25, N = 20, ε = 0.5, fully connected, seeds 0-2, declared in the study at "
+                    "its 1,000 rounds: 3 runs, 6.3 core-hours by the planner, beside s14's bipartite DPDL runs. "
+                    "fig02.n20_fc_200 judges them once they are stored."),
     Statement("s25_b1_n20_loss_twice", r"when ϵ=0.5\epsilon=0.5 and N=20N=20, our algorithm reaches its minimum "
               r"training loss of approximately 0.290.29 within 400400 rounds over the bipartite graph",
               "§VI-B1, Fig. 1, L453", "magnitude", "inconsistent",

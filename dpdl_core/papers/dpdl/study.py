@@ -139,7 +139,9 @@ _CURVE_PURPOSE = {("fully_connected", 10): "Figure 2: does DPDL's advantage grow
                   ("bipartite", 10): "Figure 1 (N = 10): does the baselines' convergence fail at eps 0.25 and "
                                      "DPDL's not?",
                   ("ring", 10): "Figure 8 (N = 10): does DPDL converge fastest on the ring?",
-                  ("bipartite", 20): "Figure 1 (N = 20): are the losses at 500 rounds the text's?"}
+                  ("bipartite", 20): "Figure 1 (N = 20): are the losses at 500 rounds the text's?",
+                  ("bipartite", 30): "Figure 1 (N = 30): does N change DPDL's convergence little?",
+                  ("fully_connected", 20): "Figure 2 (N = 20): does DPDL reach its minimum in 200 rounds?"}
 # The N and data heterogeneity alpha_d of the study's cells (the paper's Tables I-II and V-VI
 # at N = 10, alpha_d = 0.25; alpha_d = 1.0 is each table's other half).
 N10 = 10
