@@ -98,3 +98,58 @@ def test_at_the_papers_point_the_best_faith_claims_read_table_1s_own_runs(monkey
         assert c.condition.startswith("best-faith point chosen by validation accuracy (search.py): LEASGD C 1")
         assert c.evidence["ours"] == table1[claim_id].evidence["ours"].split("; ")[0]
         assert c.verdict != "holds"  # one cell of six cannot hold a claim over every cell
+
+
+def _noise_ablation(monkeypatch, cost: dict, stored: tuple = ("mnist",)) -> dict:
+    """The noise claims with made-up accuracies: private LEASGD 91% (+-0.2 over seeds) and each
+    noise-free twin ``cost[(dataset, m)]`` pp above it, the twins of the datasets in ``stored``."""
+    from dpdl_core.papers.leasgd import study as leasgd
+
+    st = leasgd.study()
+    private = [r.work for r in st.runs if r.tags["group"] == "tab01" and r.work.algorithm == "leasgd"]
+    twins = [r.work for r in st.runs if r.tags["group"] == leasgd.NOISE_FREE and r.work.dataset in stored]
+    jitter = (-0.2, 0.0, 0.2)
+
+    def row(cfg, patience, store):
+        free = cost[cfg.dataset, cfg.n_agents] + 0.1 * jitter[cfg.seed] if cfg.epsilon is None else 0.0
+        return {"accuracy": (91.0 + jitter[cfg.seed] + free) / 100}
+
+    monkeypatch.setattr(leasgd, "_stored_configs", lambda group, store, profile: private if group == "tab01"
+                        else twins if group == leasgd.NOISE_FREE else [])
+    monkeypatch.setattr(leasgd, "tab01_run_row", row)
+    monkeypatch.setattr(leasgd, "tab01_analysis", lambda configs, s, store: (None, pd.DataFrame({"label": ["x"]}), []))
+    monkeypatch.setattr(leasgd, "_tab01_calibration", lambda *a: ("not calibrated", "made up"))
+    return {c.id: c for c in leasgd._noise_claims(None, "paper")}
+
+
+def test_the_noise_ablation_twins_table_1s_leasgd_runs_without_noise():
+    from dpdl_core.papers.leasgd import study as leasgd
+
+    st = leasgd.study()
+    private = {(r.work.dataset, r.work.n_agents, r.work.seed): r.work for r in st.runs
+               if r.tags["group"] == "tab01" and r.work.algorithm == "leasgd"}
+    twins = [r for r in st.runs if r.tags["group"] == leasgd.NOISE_FREE]
+    assert len(twins) == len(private) == 12
+    for r in twins:
+        p = private[r.work.dataset, r.work.n_agents, r.work.seed]
+        assert r.work.epsilon is None and r.work == p.replace(epsilon=None)
+        assert r.key.startswith(f"{leasgd.NOISE_FREE}/") and "/nonprivate/" in r.key
+
+
+def test_the_noise_claims_come_with_their_twins_and_judge_each_cell_once_stored(monkeypatch):
+    flat = {("mnist", 5): -2.0, ("mnist", 15): -2.0, ("cifar10", 5): -2.0, ("cifar10", 15): -2.0}
+    assert _noise_ablation(monkeypatch, flat, stored=()) == {}
+    # The noise 2 pp ahead in both MNIST cells, its cost flat in m: holds where run, CIFAR-10 still to come.
+    mnist = _noise_ablation(monkeypatch, flat)
+    assert mnist["tab01.noise_helps"].verdict == "inconclusive"
+    why = mnist["tab01.noise_helps"].evidence["why"]
+    assert "holds in the cells run; not yet run: cifar10 m=5, cifar10 m=15" in why
+    every = _noise_ablation(monkeypatch, flat, stored=("mnist", "cifar10"))
+    assert {c.verdict for c in every.values()} == {"holds"}
+    assert every["tab01.noise_helps"].calibration == "not calibrated"
+    # The noise-free twin ahead: one failing cell fails "every cell" before the rest are run.
+    hurts = _noise_ablation(monkeypatch, {**flat, ("mnist", 15): 3.0})
+    assert hurts["tab01.noise_helps"].verdict == "fails"
+    # Its cost grows from 1 to 4 pp with m: the noise accumulates.
+    grows = _noise_ablation(monkeypatch, {**flat, ("mnist", 5): 1.0, ("mnist", 15): 4.0})
+    assert grows["tab01.noise_flat_in_m"].verdict == "fails"

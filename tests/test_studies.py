@@ -639,7 +639,7 @@ def test_an_algorithms_execution_options_make_twins_and_keep_stored_hashes():
 
 
 def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setting: str = "paper_hp",
-              graph: str = "bipartite", eps: float | None = None, alpha_d: float = 0.25) -> pd.DataFrame:
+              graph: str = "bipartite", eps: float | None = None, alpha_d: float = 0.25, n: int = 10) -> pd.DataFrame:
     """The rows of the DPDL study's ``table()`` for one cell, from per-seed accuracies (%)."""
     from dpdl_core.papers.dpdl import study as dpdl
     from dpdl_core.sim.algorithms import display_name
@@ -647,10 +647,10 @@ def _dpdl_tab(dataset: str, mode: str, accuracies: dict[str, list[float]], setti
     eps = eps or (dpdl.MNIST["epsilon"] if dataset == "mnist" else dpdl.CIFAR["epsilon"])
     rows = []
     for alg, acc in accuracies.items():
-        paper, paper_std = dpdl._paper_cell(dataset, alg, eps, graph, alpha_d=alpha_d)
+        paper, paper_std = dpdl._paper_cell(dataset, alg, eps, graph, n, alpha_d)
         rows.append({"algorithm": display_name(alg), "ours (%)": float(np.mean(acc)), "accountant eps": 1.0,
                      "paper (%)": paper, "paper std": paper_std, "_dataset": dataset, "_setting": setting,
-                     "_mode": mode, "_topology": graph, "_epsilon": eps, "_n": 10, "_alpha": alpha_d, "_lr": 0.1,
+                     "_mode": mode, "_topology": graph, "_epsilon": eps, "_n": n, "_alpha": alpha_d, "_lr": 0.1,
                      "_clip": 1.0, "_algorithm": alg,
                      "_values": acc, "_seeds": list(range(len(acc)))})
     return pd.DataFrame(rows)
@@ -775,6 +775,13 @@ def test_dpdl_study_judges_the_trends_by_the_papers_rule_once_every_point_is_see
         _dpdl_tab("mnist", "paper_noise", {"dpdl": [96.4, 96.6]}, "code_hp", "fully_connected")], ignore_index=True))
         if c.id == "tab01.denser_is_better"][0]
     assert denser.verdict == "holds" and denser.evidence["paper"] == "DPDL 95.3 / 96.5 (bipartite / fully connected)"
+    # At N = 20 (s43: "94.4%, whereas it exceeds 97%"), on the N = 20 runs and Table I's N = 20 numbers.
+    n20 = [c for c in dpdl.claims(pd.concat([
+        _dpdl_tab("mnist", "paper_noise", {"dpdl": [94.0, 94.3, 94.1]}, "code_hp/n20", "bipartite", n=20),
+        _dpdl_tab("mnist", "paper_noise", {"dpdl": [92.0, 92.2, 92.1]}, "code_hp/n20", "fully_connected", n=20),
+    ], ignore_index=True)) if c.id == "tab01.denser_is_better"]
+    assert [c.verdict for c in n20] == ["fails"] and "N = 20" in n20[0].condition
+    assert n20[0].evidence["paper"] == "DPDL 94.4 / 97.0 (bipartite / fully connected)"
 
 
 def test_dpdl_study_best_states_the_accountants_eps_of_both_sides():
@@ -995,8 +1002,9 @@ def test_the_leasgd_answer_judges_figure_2_and_waits_for_every_table_1_cell(tmp_
                                                                  "lower_per_vector", "saving_30"))
     assert fig02.set_index("id").loc["fig02.fewer_vectors", "why"].startswith("by construction, not evidence")
     tab01 = rows[rows["id"].str.startswith("tab01.")].set_index("id")
+    # Table 1's four and the two of the noise ablation (Table 1's LEASGD runs without their noise).
     assert sorted(tab01.index) == ["tab01.accuracy", "tab01.accuracy_at_equal_epsilon", "tab01.less_epsilon",
-                                   "tab01.stable_in_m"]
+                                   "tab01.noise_flat_in_m", "tab01.noise_helps", "tab01.stable_in_m"]
     assert not (tab01["verdict"] == "holds").any()
     waiting = tab01[tab01["verdict"] == "inconclusive"]
     assert len(waiting) > 0 and all("not yet run: cifar10 m=3, cifar10 m=6" in w or re.search(r"\d+ of \d+ hold", w)

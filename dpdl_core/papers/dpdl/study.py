@@ -270,7 +270,8 @@ def study() -> Study:
         points = [("ring", cell, alg, seeds) for alg in CELL_ALGORITHMS[dataset]
                   for seeds in [(0, 1, 2) if alg in ring_seeded else (0,)]]
         # Seeds 0-2 of DPDL at every other point of the trends (:data:`_TRENDS`).
-        trend = dict.fromkeys(p for _, rule, graph in _TRENDS[dataset] for p in _trend_points(dataset, rule, graph))
+        trend = dict.fromkeys(p for _, rule, graph, n in _TRENDS[dataset] if n == N10
+                              for p in _trend_points(dataset, rule, graph))
         points += [(graph, eps, "dpdl", (0, 1, 2)) for graph, eps in trend
                    if (graph, eps) not in (("bipartite", cell), ("ring", cell))]
         for seed_prio, seeds in ((prio, (0,)), (prio + 1, (1, 2))):
@@ -488,12 +489,14 @@ def _trend_points(dataset: str, rule: str, graph: str) -> list[tuple[str, float]
     return [("bipartite", cell), ("fully_connected", cell)]
 
 
-# DPDL's trends (the tables' other claims) per dataset: (table key, rule, graph of the eps steps).
-_TRENDS = {"mnist": [("tab01_mnist_accuracy", "grows_with_epsilon", "bipartite"),
-                     ("tab01_mnist_accuracy", "denser_is_better", "bipartite")],
-           "cifar10": [("tab02_cifar10_accuracy", "grows_with_epsilon", "bipartite"),
-                       ("tab02_cifar10_accuracy", "denser_is_better", "bipartite"),
-                       ("tab06_cifar10_ring_accuracy", "grows_with_epsilon", "ring")]}
+# DPDL's trends (the tables' other claims) per dataset: (table key, rule, graph of the eps steps,
+# N). The study declares the N = 10 points here; the N = 20 graphs are the loss-curve points.
+_TRENDS = {"mnist": [("tab01_mnist_accuracy", "grows_with_epsilon", "bipartite", N10),
+                     ("tab01_mnist_accuracy", "denser_is_better", "bipartite", N10),
+                     ("tab01_mnist_accuracy", "denser_is_better", "bipartite", 20)],
+           "cifar10": [("tab02_cifar10_accuracy", "grows_with_epsilon", "bipartite", N10),
+                       ("tab02_cifar10_accuracy", "denser_is_better", "bipartite", N10),
+                       ("tab06_cifar10_ring_accuracy", "grows_with_epsilon", "ring", N10)]}
 
 
 def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
@@ -508,20 +511,21 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
     cal = cal if cal is not None else cell_calibration(tab) if not tab.empty else {}
     dpdl = tab[tab["_algorithm"] == "dpdl"] if not tab.empty else tab
     for dataset, trends in _TRENDS.items():
-        setting = TREND_SETTING[dataset][0]
-        rows = dpdl[(dpdl["_dataset"] == dataset) & (dpdl["_setting"] == setting) & (dpdl["_mode"] == "paper_noise")]
-        if rows.empty:
-            continue
-        by_point = {(r["_topology"], r["_epsilon"]): r["_values"] for r in rows.to_dict("records")}
-        seeds_at = {(r["_topology"], r["_epsilon"]): dict(zip(r["_seeds"], r["_values"]))
-                    for r in rows.to_dict("records")}
-        name = _setting_name(setting, rows["_lr"].iloc[0], rows["_clip"].iloc[0])
-        for key, rule, graph in trends:
+        for key, rule, graph, n in trends:
+            setting = cell_setting(TREND_SETTING[dataset][0], n)
+            rows = dpdl[(dpdl["_dataset"] == dataset) & (dpdl["_setting"] == setting)
+                        & (dpdl["_mode"] == "paper_noise")]
+            if rows.empty:
+                continue
+            by_point = {(r["_topology"], r["_epsilon"]): r["_values"] for r in rows.to_dict("records")}
+            seeds_at = {(r["_topology"], r["_epsilon"]): dict(zip(r["_seeds"], r["_values"]))
+                        for r in rows.to_dict("records")}
+            name = _setting_name(setting, rows["_lr"].iloc[0], rows["_clip"].iloc[0])
             spec = next(x for x in TABLE_SPECS[key] if x.id.endswith(rule))
             points = _trend_points(dataset, rule, graph)
             label = " / ".join(f"{p[0].replace('_', ' ')}" if rule == "denser_is_better" else f"eps {p[1]:g}"
                                for p in points)
-            paper = [_paper_cell(dataset, "dpdl", eps, g)[0] for g, eps in points]
+            paper = [_paper_cell(dataset, "dpdl", eps, g, n)[0] for g, eps in points]
             cond = f"{dataset}, {name}, paper noise" + (f", {graph}" if graph != "bipartite" else "")
             short = [p for p in points if len(by_point.get(p, [])) < MIN_PAIR_SEEDS]
             seeds = [len(by_point.get(p, [])) for p in points]
@@ -533,12 +537,12 @@ def _trend_claims(tab: pd.DataFrame, cal: dict | None = None) -> list:
                                        f"{_where(dataset, *p) or 'the decisive cell'} ({seeds[points.index(p)]})"
                                        for p in short), tol, condition=cond)
             else:
-                frame = pd.DataFrame([{"noise": "paper_noise", "alpha_d": 0.25, "topology": g, "n_agents": 10,
+                frame = pd.DataFrame([{"noise": "paper_noise", "alpha_d": ALPHA, "topology": g, "n_agents": n,
                                        "epsilon": eps, "algorithm": "dpdl",
                                        "ours_mean": float(np.mean(by_point[g, eps])),
                                        "ours_std": float(np.std(by_point[g, eps], ddof=1)),
                                        "ours_seeds": seeds_at[g, eps], "runs": len(by_point[g, eps]),
-                                       "paper_mean": _paper_cell(dataset, "dpdl", eps, g)[0]}
+                                       "paper_mean": _paper_cell(dataset, "dpdl", eps, g, n)[0]}
                                       for g, eps in points])
                 claim = spec.judge(RULES[rule](spec.select(frame)), tol, condition=cond)
             out.append(dataclasses.replace(claim, evidence={

@@ -5,21 +5,14 @@ introduction (L47, L49), the privacy scheme (L68, L83), the analysis (L101, L103
 experimental evaluation (L115, L117); the workshop text has no conclusion. "L" is the line of
 ``leasgd.txt``. ``judged`` statements name the claims of :mod:`.claims` that decide them;
 ``not_run`` ones say which runs (or which computation on the committed study's runs in
-``results/leasgd/``) would; costs are core-hours on one core beside a second study worker, from
-the per-iteration rates of :mod:`.study` (MNIST 0.08 s, CIFAR-10 0.13 s per worker and
-iteration; a CIFAR-10 test of one model 3.6 s, 45 tests a run).
+``results/leasgd/``) would, with their cost in core-hours on one core beside a second study
+worker, from the planner of :mod:`.study`.
 """
 from __future__ import annotations
 
 from ...verdicts import Statement
 
 __all__ = ["STATEMENTS"]
-
-_NONPRIVATE_TWINS = (
-    "LEASGD with the clipping kept and no noise (clip 1, sigma 0) in Table 1's four cells, 1,500 iterations, 3 "
-    "seeds: MNIST m = 5 and 15, 3 x (5 + 15) x 1,500 x 0.08 s = 2.0 core-hours; CIFAR-10 m = 5 and 15, "
-    "3 x [(5 + 15) x 1,500 x 0.13 s + 45 x (6 + 16) x 3.6 s] = 6.2 core-hours; 8.2 in all "
-    "(MNIST alone: 2.0)")
 
 STATEMENTS: tuple[Statement, ...] = (
     # Abstract (L39)
@@ -122,17 +115,8 @@ STATEMENTS: tuple[Statement, ...] = (
               "increases.", "§4, L117 (Table 1)", "robustness", "judged", claims=("tab01.stable_in_m",)),
     Statement("s23_dp_noise_helps_accuracy",
               "the DP noise helps improve the accuracy by encouraging space exploration and helping workers trapped "
-              "in local optimum to get out [12]", "§4, L117", "trend", "not_run",
-              needs="LEASGD's accuracy with and without the noise in the same setting. In part from committed data: "
-                    "the stored fig02/mnist/m5/leasgd/nonprivate/seed{0,1,2} runs (no clipping, all 60,000 training "
-                    "images) against tab01/mnist/m5/leasgd/eps5/seed{0,1,2} (clip 1, epsilon 5, 2,000 images held "
-                    "out for validation): the workers' mean test accuracy at the common evaluation iterations "
-                    "(100, 200, ..., 1,500), paired by seed; that compares clipping plus noise with neither, not the "
-                    f"noise alone. The noise alone: {_NONPRIVATE_TWINS}."),
+              "in local optimum to get out [12]", "§4, L117", "trend", "judged", claims=("tab01.noise_helps",)),
     Statement("s24_noise_does_not_accumulate_with_m",
               "the great scalability that prevents DP noise from accumulating when the worker scale expands",
-              "§4, L117", "robustness", "not_run",
-              needs="the accuracy LEASGD loses to the noise at m = 5 against m = 15 (private minus non-private, per "
-                    "dataset), from the stored Table 1 runs (tab01/*/m{5,15}/leasgd/eps5) and their non-private "
-                    f"twins: {_NONPRIVATE_TWINS}."),
+              "§4, L117", "robustness", "judged", claims=("tab01.noise_flat_in_m",)),
 )

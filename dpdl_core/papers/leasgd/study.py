@@ -26,6 +26,8 @@ __all__ = ["answer", "claims", "figure", "search_table", "study", "table"]
 # validation passes within the rates' spread (docs/benchmarks.md, "Planner estimates").
 _TRAIN_S = {"mnist": {"vmap": 0.104, "bookkeeping": 0.0066}, "cifar10": {"vmap": 0.13, "per_model": 0.11}}
 _EVAL_S = {"mnist": {"vmap": 0.196, "per_model": 0.109}, "cifar10": {}}
+# The group of Table 1's noise-free twins (clipping kept, sigma 0).
+NOISE_FREE = "tab01_noise_free"
 # Table 1's CIFAR-10 runs (``test_at: best_validation``) test the m workers' models and their
 # average on the full test set at each new best validation accuracy: tests per run and
 # seconds per model tested, from the stored runs (docs/benchmarks.md, "Planner estimates").
@@ -77,6 +79,12 @@ def study(profile: str = "paper") -> Study:
     # Table 1's best-faith search (search.py, declared before any of its runs is read); its
     # paper point (C 1, T_max 1,500) is Table 1's own run, declared above.
     # Then the other seeds at each method's chosen point, once the search has chosen.
+    # Table 1's LEASGD runs with the clipping kept and no noise (§4's explanations of Table 1).
+    for cfg in [r.work for r in runs if r.tags["group"] == "tab01" and r.work.algorithm == "leasgd"]:
+        cfg = cfg.replace(epsilon=None)
+        runs.append(StudyRun(_key(NOISE_FREE, cfg), "LEASGD Table 1 without its noise (clipping kept): does the noise "
+                             "help, and does its cost grow with m?", 10 + (cfg.dataset == "cifar10"), cfg,
+                             _estimate_s(cfg), {"group": NOISE_FREE}, estimator=_estimate_s))
     declared = {r.hash for r in runs}
     for group, points, purpose in (
             ("tab01_search", search_runs(profile), "LEASGD Table 1: best-faith search over C and T_max (search.py)"),
@@ -89,7 +97,8 @@ def study(profile: str = "paper") -> Study:
                                      estimator=_estimate_s))
     return Study(paper="leasgd", title="LEASGD study (Table 1 and Figure 2, paper profile)", runs=tuple(runs), order=3,
                  notes="The paper profile's runs: m = 5 and 15, 1,500 / 2,000 iterations, 3 seeds, full data; "
-                       "then Table 1's best-faith search (MNIST, m = 5, seed 0, C x T_max, both methods).")
+                       "then Table 1's LEASGD runs without noise, and Table 1's best-faith search (MNIST, m = 5, "
+                       "seed 0, C x T_max, both methods).")
 
 
 def _stored_points(points: list, store, profile: str) -> list:
@@ -363,6 +372,66 @@ def _moments_accountant_claim(store, profile: str) -> list:
         "analytic", "the two accountants evaluated on the noise and shards that ran")]
 
 
+def _noise_claims(store, profile: str) -> list:
+    """§4's two explanations of Table 1 (:data:`.claims.NOISE_SPECS`) on the cells whose private
+    LEASGD runs and noise-free twins are all stored (none before one is); *inconclusive*,
+    naming the cells not yet run, where a cell is missing (a failing stored cell fails "every
+    cell" at once)."""
+    from ...verdicts import Comparison, difference_margin, margin_note
+    from .claims import NOISE_SPECS
+
+    s = Tab01Settings.from_profile(profile)
+    twins = [r for r in study(profile).runs if r.tags["group"] == NOISE_FREE]
+    cells = list(dict.fromkeys((r.work.dataset, r.work.n_agents) for r in twins))
+    table1 = _stored_configs("tab01", store, profile)
+    private = {(c.dataset, c.n_agents, c.seed): c for c in table1 if c.algorithm == "leasgd"}
+    free = {(c.dataset, c.n_agents, c.seed): c for c in _stored_configs(NOISE_FREE, store, profile)}
+    seeds = {cell: [r.work.seed for r in twins if (r.work.dataset, r.work.n_agents) == cell] for cell in cells}
+    done = [cell for cell in cells if all((*cell, x) in private and (*cell, x) in free for x in seeds[cell])]
+    missing = ", ".join(f"{d} m={m}" for d, m in cells if (d, m) not in done)
+    tol = 100 * s.accuracy_tol
+    if not done:
+        return []
+
+    def accuracy(source: dict, cell) -> dict[int, float]:
+        return {x: 100 * tab01_run_row(source[(*cell, x)], getattr(s, cell[0]).patience, store)["accuracy"]
+                for x in seeds[cell]}
+
+    acc = {cell: (accuracy(private, cell), accuracy(free, cell)) for cell in done}
+    helps = [Comparison.paired(f"{d} m={m}: with noise {seed_mean(a):.2f}% vs without {seed_mean(b):.2f}%", a, b, tol)
+             for (d, m), (a, b) in acc.items()]
+    cost = {cell: {x: b[x] - a[x] for x in a} for cell, (a, b) in acc.items()}
+    flat = []
+    for d in dict.fromkeys(d for d, _ in done):
+        lo, hi = ((d, m) for m in sorted(s.n_agents))
+        if lo in cost and hi in cost:
+            rise = seed_mean(cost[hi]) - seed_mean(cost[lo])
+            half = difference_margin(list(cost[hi].values()), list(cost[lo].values()))
+            flat.append(Comparison(f"{d}: the noise's cost m={lo[1]} {seed_mean(cost[lo]):+.2f} pp -> m={hi[1]} "
+                                   f"{seed_mean(cost[hi]):+.2f} pp, 1 pp less the rise", tol - rise, half,
+                                   interval=half, effect=rise, unit=" pp"))
+    # Table 1's rows of the cells run (both methods: the analysis compares them) calibrate LEASGD.
+    table, runs, _ = tab01_analysis([c for c in table1 if (c.dataset, c.n_agents) in done], s, store)
+    calib = _tab01_calibration(table, runs, done, s.accuracy_tol)
+    setting = (f"{'; '.join(dict.fromkeys(runs['label']))}; eps {s.epsilon:g} at T_max against sigma 0, C = 1 both; "
+               f"{_seeds([len(v) for v in seeds.values()])}; cells run: " + ", ".join(f"{d} m={m}" for d, m in done))
+    ours = "; ".join(f"{d} m={m}: with noise {seed_mean(a):.2f}% vs without {seed_mean(b):.2f}%"
+                     for (d, m), (a, b) in acc.items())
+    out = []
+    for spec, comps in ((NOISE_SPECS["tab01.noise_helps"], helps), (NOISE_SPECS["tab01.noise_flat_in_m"], flat)):
+        tolerance = margin_note(f"{tol:g} pp", [len(v) for v in seeds.values()], paired=True)
+        if not comps:
+            c = spec.claim("inconclusive", f"not judged: not yet run: {missing}", tolerance)
+        else:
+            c = spec.judge(comps, tolerance)
+            if c.verdict == "holds" and missing:
+                c = dataclasses.replace(c, verdict="inconclusive",
+                                        evidence=f"holds in the cells run; not yet run: {missing}; {c.evidence}")
+        out.append(_with(c, setting, "no number (an explanation of Table 1; the paper runs no ablation)",
+                         ours).calibrated(*calib))
+    return out
+
+
 def claims(store=None, profile: str = "paper") -> list:
     """LEASGD's claims judged on the stored runs (:mod:`~dpdl_core.papers.leasgd.claims`' rules):
     Figure 2's once all its runs are stored, Table 1's on its complete cells. Each claim's
@@ -370,7 +439,8 @@ def claims(store=None, profile: str = "paper") -> list:
     ``condition`` the data and scale that ran."""
     store = store or study(profile).store()
     return (_fig02_claims(store, profile) + _tab01_claims(store, profile) + _tab01_best_faith_claims(store, profile)
-            + _nonprivate_accuracy_claim(store, profile) + _moments_accountant_claim(store, profile))
+            + _nonprivate_accuracy_claim(store, profile) + _moments_accountant_claim(store, profile)
+            + _noise_claims(store, profile))
 
 
 def answer(store=None, profile: str = "paper") -> pd.DataFrame:
