@@ -327,15 +327,16 @@ def test_the_answer_table_names_the_papers_number_and_ours_for_every_row(committ
     # inconclusive at the 95% t band of three seeds (it failed at a flat 2 SE); its "faster at
     # the beginning" (a 1.7% gap) and "lower loss at the end" (1.5%) are inside the one loss
     # tolerance of 5%. DPDL's Table II "best" is read in two cells: the small CNN's (fails) and the
-    # authors' configuration's (inconclusive until its five algorithms are stored).
+    # authors' configuration's (inconclusive until its five algorithms are stored); Table I's in
+    # the alpha_d = 0.25 cells (fails) and at alpha_d = 1.0 (inconclusive on two seeds a side).
     verdicts = claims.groupby(["paper", "id"])["verdict"].agg(lambda v: ", ".join(sorted(set(v))))
     assert verdicts.loc[[("dpdl", "attack.metrics"), ("dpdl", "attack.success"), ("dpdl", "tab01.best"),
                          ("dpdl", "tab02.best"), ("dpdl", "tab06.best"), ("dpdl", "tab01.denser_is_better"),
                          ("leasgd", "fig02.saving_30"), ("leasgd", "fig02.lower_per_vector"),
                          ("leasgd", "fig02.faster_start"), ("leasgd", "fig02.lower_end"),
                          ("pdsl", "tab02.best")]].tolist() == [
-        "holds", "holds", "fails", "fails, inconclusive", "fails", "holds", "inconclusive", "holds", "inconclusive",
-        "inconclusive", "fails"]
+        "holds", "holds", "fails, inconclusive", "fails, inconclusive", "fails", "holds", "inconclusive", "holds",
+        "inconclusive", "inconclusive", "fails"]
 
 
 def test_every_comparative_answer_row_carries_its_effect_interval_or_says_why_not(committed_answer):
@@ -354,6 +355,8 @@ def test_every_comparative_answer_row_carries_its_effect_interval_or_says_why_no
     assert bare.empty, f"comparative rows without an effect interval: {bare.values.tolist()}"
     assert not text.str.contains("interval not measured").any()
     placed = text.str.contains(r"the paper's [^;]*: (?:inside|excluded)")
+    # A row with one seed a side has no interval to place the paper's effect in (it says so).
+    placed |= text.str.contains("one seed, no interval")
     rows = claims.assign(placed=placed).set_index(["paper", "id"])["placed"]
     for key in [("dpdl", "tab01.best"), ("dpdl", "tab01.grows_with_epsilon"), ("dpdl", "tab01.denser_is_better"),
                 ("dpdl", "attack.metrics"), ("leasgd", "tab01.accuracy"), ("pdsl", "tab02.best"),
